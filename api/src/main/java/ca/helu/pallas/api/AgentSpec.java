@@ -1,0 +1,71 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import java.util.List;
+
+/** One agent: an LLM with an instruction and tools, served as an MCP server on its own port. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record AgentSpec(
+    @JsonPropertyDescription(
+            "Lower-case letters, digits, '-' and '_'; starts and ends with a letter or digit.")
+        String name,
+    @JsonPropertyDescription("Display name in the registry. Default: the name, capitalised.")
+        String title,
+    @JsonPropertyDescription("One line (1-100 characters) shown in the registry.")
+        String description,
+    @JsonPropertyDescription("Service/listen port. Default registry.port + 1 + index.")
+        Integer port,
+    @JsonPropertyDescription("System instruction for the model.") String instruction,
+    @JsonPropertyDescription("provider.model; overrides spec.defaultModel.") String model,
+    @JsonPropertyDescription(
+            "Names of mcpServers or of other agents whose tools this agent may call.")
+        List<String> servers,
+    @JsonPropertyDescription(
+            "Agents started and ready before this one (agents named in servers are implied).")
+        List<String> dependsOn,
+    @JsonPropertyDescription("Sampling and loop parameters.") RequestParams requestParams,
+    @JsonPropertyDescription(
+            "Whose conversation a call continues: shared (one history per agent), connection (one"
+                + " per MCP session) or request (none kept). Default shared.")
+        InstanceScope instanceScope,
+    @JsonPropertyDescription("Icons published in the registry.") List<Icon> icons,
+    @JsonPropertyDescription("Pod replicas (Kubernetes). Default 1.") Integer replicas,
+    @JsonPropertyDescription("Container resources (Kubernetes).") ResourceRequirements resources) {
+
+  public List<String> effectiveServers() {
+    return servers == null ? List.of() : servers;
+  }
+
+  public List<String> effectiveDependsOn() {
+    return dependsOn == null ? List.of() : dependsOn;
+  }
+
+  public RequestParams effectiveRequestParams() {
+    return requestParams == null ? RequestParams.DEFAULTS : requestParams;
+  }
+
+  public InstanceScope effectiveInstanceScope() {
+    return instanceScope == null ? InstanceScope.SHARED : instanceScope;
+  }
+
+  public List<Icon> effectiveIcons() {
+    return icons == null ? List.of() : icons;
+  }
+
+  public String effectiveTitle() {
+    if (title != null) {
+      return title;
+    }
+    return Character.toUpperCase(name.charAt(0)) + name.substring(1);
+  }
+
+  public String effectiveDescription() {
+    return description != null ? description : "Pallas agent " + name;
+  }
+
+  public int effectiveReplicas() {
+    return replicas == null ? 1 : replicas;
+  }
+}

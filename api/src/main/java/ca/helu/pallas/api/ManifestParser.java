@@ -1,0 +1,146 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/** Reads PallasDeployment manifests from YAML (or JSON) and validates them. */
+public final class ManifestParser {
+  private static final ObjectMapper YAML =
+      YAMLMapper.builder(new YAMLFactory())
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
+
+  private ManifestParser() {}
+
+  /** The mapper used for manifests; also writes them back as YAML. */
+  public static ObjectMapper yamlMapper() {
+    return YAML;
+  }
+
+  /** Parses and validates a manifest file. */
+  public static PallasDeployment read(Path file) {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (IOException e) {
+      throw new InvalidDeploymentException(
+          file.toString(), List.of("cannot read file: " + e.getMessage()));
+    }
+    return parse(text, file.toString());
+  }
+
+  /** Parses and validates manifest text; {@code source} names it in error messages. */
+  public static PallasDeployment parse(String text, String source) {
+    PallasDeployment deployment;
+    try {
+      deployment = YAML.readValue(text, PallasDeployment.class);
+    } catch (JsonProcessingException e) {
+      throw new InvalidDeploymentException(source, List.of(describe(e)));
+    }
+    if (deployment == null) {
+      throw new InvalidDeploymentException(source, List.of("the manifest is empty"));
+    }
+    List<String> problems = DeploymentValidator.validate(deployment);
+    if (!problems.isEmpty()) {
+      throw new InvalidDeploymentException(source, problems);
+    }
+    return deployment;
+  }
+
+  static String describe(JsonProcessingException e) {
+    if (e instanceof UnrecognizedPropertyException u) {
+      String known =
+          u.getKnownPropertyIds() == null
+              ? ""
+              : " (known fields: "
+                  + u.getKnownPropertyIds().stream()
+                      .map(Object::toString)
+                      .sorted()
+                      .collect(Collectors.joining(", "))
+                  + ")";
+      return path(u) + ": unknown field '" + u.getPropertyName() + "'" + known;
+    }
+    if (e instanceof InvalidFormatException f) {
+      String allowed = "";
+      if (f.getTargetType() != null && f.getTargetType().isEnum()) {
+        allowed =
+            " (allowed: "
+                + java.util.Arrays.stream(f.getTargetType().getEnumConstants())
+                    .map(c -> c.toString().toLowerCase(java.util.Locale.ROOT))
+                    .collect(Collectors.joining(", "))
+                + ")";
+      }
+      return path(f)
+          + ": '"
+          + f.getValue()
+          + "' is not a valid "
+          + simpleType(f.getTargetType())
+          + allowed;
+    }
+    if (e instanceof MismatchedInputException m) {
+      return path(m) + ": expected " + simpleType(m.getTargetType()) + " here";
+    }
+    if (e instanceof JsonMappingException m && !m.getPath().isEmpty()) {
+      return path(m) + ": " + e.getOriginalMessage();
+    }
+    var loc = e.getLocation();
+    return "not valid YAML"
+        + (loc == null ? "" : " at line " + loc.getLineNr() + ", column " + loc.getColumnNr())
+        + ": "
+        + e.getOriginalMessage();
+  }
+
+  private static String simpleType(Class<?> type) {
+    if (type == null) {
+      return "value";
+    }
+    if (type.isEnum()) {
+      return "value";
+    }
+    if (List.class.isAssignableFrom(type)) {
+      return "a list";
+    }
+    if (type == Integer.class || type == int.class || type == Long.class) {
+      return "integer";
+    }
+    if (type == Double.class || type == double.class) {
+      return "number";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "boolean (true or false)";
+    }
+    if (type == String.class) {
+      return "string";
+    }
+    return "an object (" + type.getSimpleName() + ")";
+  }
+
+  private static String path(JsonMappingException e) {
+    StringBuilder out = new StringBuilder();
+    for (JsonMappingException.Reference ref : e.getPath()) {
+      if (ref.getIndex() >= 0) {
+        out.append('[').append(ref.getIndex()).append(']');
+      } else if (ref.getFieldName() != null) {
+        if (!out.isEmpty()) {
+          out.append('.');
+        }
+        out.append(ref.getFieldName());
+      }
+    }
+    return out.isEmpty() ? "(top level)" : out.toString();
+  }
+}

@@ -1,0 +1,29 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import java.util.List;
+
+/** A downstream MCP server reached over Streamable HTTP. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record McpServerSpec(
+    @JsonPropertyDescription(
+            "Name used in agents' servers lists and in tool names {server}__{tool}.")
+        String name,
+    @JsonPropertyDescription("Streamable HTTP endpoint, e.g. http://argos.mcp:8080/mcp.")
+        String url,
+    @JsonPropertyDescription("Headers sent with every request to this server.")
+        List<HeaderSpec> headers,
+    @JsonPropertyDescription(
+            "When true, the caller's Authorization bearer rides this server's calls, for that call"
+                + " only. An explicit Authorization header wins.")
+        Boolean forwardInboundAuth) {
+
+  public List<HeaderSpec> effectiveHeaders() {
+    return headers == null ? List.of() : headers;
+  }
+
+  public boolean effectiveForwardInboundAuth() {
+    return forwardInboundAuth != null && forwardInboundAuth;
+  }
+}

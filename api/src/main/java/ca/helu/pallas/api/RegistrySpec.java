@@ -1,0 +1,25 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+/** The registry that publishes every agent at /.well-known/mcp/server.json. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record RegistrySpec(
+    @JsonPropertyDescription("Registry Service/listen port. Default 24200.") Integer port,
+    @JsonPropertyDescription(
+            "Reverse-domain prefix of registry server names, e.g. ca.helu.ouranos. Default"
+                + " local.pallas.")
+        String namespace) {
+
+  public static final int DEFAULT_PORT = 24200;
+  public static final String DEFAULT_NAMESPACE = "local.pallas";
+
+  public int effectivePort() {
+    return port == null ? DEFAULT_PORT : port;
+  }
+
+  public String effectiveNamespace() {
+    return namespace == null ? DEFAULT_NAMESPACE : namespace;
+  }
+}

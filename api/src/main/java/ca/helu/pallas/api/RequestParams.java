@@ -1,0 +1,38 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
+/** Sampling parameters sent to the model, and the agent loop's own limits. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record RequestParams(
+    @JsonPropertyDescription("Sampling temperature, 0-2. Dropped for models that reject it.")
+        Double temperature,
+    @JsonPropertyDescription("Nucleus sampling, 0-1. Dropped for models that reject it.")
+        Double topP,
+    @JsonPropertyDescription("Top-k sampling, >= 1. Dropped for providers that reject it.")
+        Integer topK,
+    @JsonPropertyDescription("Maximum output tokens per LLM turn.") Integer maxTokens,
+    @JsonPropertyDescription("Maximum LLM turns in one send_message. Default 20.")
+        Integer maxIterations,
+    @JsonPropertyDescription("Run a turn's tool calls in parallel. Default true.")
+        Boolean parallelToolCalls,
+    @JsonPropertyDescription("Keep and send the conversation history. Default true.")
+        Boolean useHistory) {
+
+  public static final int DEFAULT_MAX_ITERATIONS = 20;
+  public static final RequestParams DEFAULTS =
+      new RequestParams(null, null, null, null, null, null, null);
+
+  public int effectiveMaxIterations() {
+    return maxIterations == null ? DEFAULT_MAX_ITERATIONS : maxIterations;
+  }
+
+  public boolean effectiveParallelToolCalls() {
+    return parallelToolCalls == null || parallelToolCalls;
+  }
+
+  public boolean effectiveUseHistory() {
+    return useHistory == null || useHistory;
+  }
+}

@@ -1,0 +1,256 @@
+package ca.helu.pallas.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ManifestParserTest {
+  private static final String HEAD =
+      """
+      apiVersion: pallas.helu.ca/v1alpha1
+      kind: PallasDeployment
+      metadata: {name: test}
+      """;
+
+  private static List<String> problems(String yaml) {
+    try {
+      ManifestParser.parse(yaml, "test.yaml");
+    } catch (InvalidDeploymentException e) {
+      assertThat(e.getMessage()).contains("test.yaml");
+      return e.problems();
+    }
+    throw new AssertionError("expected the manifest to be rejected:\n" + yaml);
+  }
+
+  @Test
+  void defaultsFollowTheOriginalPallas() {
+    PallasDeployment d =
+        ManifestParser.parse(
+            HEAD
+                + """
+                spec:
+                  defaultModel: passthrough
+                  agents:
+                    - name: a
+                    - name: tech_research
+                      port: 9000
+                    - name: c
+                """,
+            "t");
+    PallasDeploymentSpec s = d.spec();
+    assertThat(s.effectiveVersion()).isEqualTo("1.0.0");
+    assertThat(s.effectiveRegistry().effectivePort()).isEqualTo(24200);
+    assertThat(s.effectiveModelCapabilities().effectiveContextWindow()).isEqualTo(131072);
+    assertThat(s.effectiveModelCapabilities().effectiveMaxOutputTokens()).isEqualTo(16384);
+    assertThat(s.effectiveModelCapabilities().effectiveVision()).isFalse();
+    List<AgentSpec> agents = s.effectiveAgents();
+    assertThat(agents).extracting(s::portOf).containsExactly(24201, 9000, 24203);
+    assertThat(agents.get(0).effectiveInstanceScope()).isEqualTo(InstanceScope.SHARED);
+    assertThat(agents.get(0).effectiveTitle()).isEqualTo("A");
+    assertThat(agents.get(0).effectiveRequestParams().effectiveMaxIterations()).isEqualTo(20);
+  }
+
+  @Test
+  void iconSizesAcceptAStringOrAnArray() {
+    PallasDeployment d =
+        ManifestParser.parse(
+            HEAD
+                + """
+                spec:
+                  defaultModel: passthrough
+                  agents:
+                    - name: a
+                      icons: [{src: a.svg, sizes: any}, {src: b.png, sizes: [48x48, 96x96]}]
+                """,
+            "t");
+    List<Icon> icons = d.spec().effectiveAgents().get(0).effectiveIcons();
+    assertThat(icons.get(0).sizes()).containsExactly("any");
+    assertThat(icons.get(1).sizes()).containsExactly("48x48", "96x96");
+  }
+
+  @Test
+  void unknownFieldIsNamedWithItsPath() {
+    assertThat(
+            problems(
+                HEAD
+                    + """
+                    spec:
+                      defaultModel: passthrough
+                      agents:
+                        - name: a
+                          instructon: typo
+                    """))
+        .singleElement()
+        .asString()
+        .startsWith("spec.agents[0].instructon: unknown field 'instructon'")
+        .contains("instruction");
+  }
+
+  @Test
+  void wrongTypeAndBadEnumAreNamed() {
+    assertThat(
+            problems(
+                HEAD
+                    + """
+                    spec:
+                      defaultModel: passthrough
+                      agents:
+                        - name: a
+                          port: twelve
+                    """))
+        .singleElement()
+        .asString()
+        .contains("spec.agents[0].port")
+        .contains("twelve");
+    assertThat(
+            problems(
+                HEAD
+                    + """
+                    spec:
+                      defaultModel: passthrough
+                      agents:
+                        - name: a
+                          instanceScope: global
+                    """))
+        .singleElement()
+        .asString()
+        .contains("spec.agents[0].instanceScope")
+        .contains("'global'")
+        .contains("shared, connection, request");
+  }
+
+  @Test
+  void badYamlSaysWhere() {
+    assertThat(problems("kind: a: b\n"))
+        .singleElement()
+        .asString()
+        .contains("not valid YAML at line");
+  }
+
+  @Test
+  void badNamesDuplicatesAndPortsAreRejected() {
+    List<String> p =
+        problems(
+            HEAD
+                + """
+                spec:
+                  defaultModel: passthrough
+                  registry: {port: 24200}
+                  mcpServers:
+                    - {name: Argos, url: http://a/mcp}
+                    - {name: same, url: ftp://x}
+                  agents:
+                    - name: dup
+                      port: 24200
+                    - name: dup
+                      port: 24300
+                    - name: other
+                      port: 24300
+                    - name: same
+                      port: 70000
+                """);
+    assertThat(p)
+        .anyMatch(m -> m.startsWith("spec.mcpServers[0].name: 'Argos' must be lower-case"))
+        .anyMatch(m -> m.startsWith("spec.mcpServers[1].url: 'ftp://x' must be an http"))
+        .anyMatch(m -> m.equals("spec.agents[1].name: 'dup' duplicates spec.agents[0]"))
+        .anyMatch(m -> m.startsWith("spec.agents[3].name: 'same' is also the name of"))
+        .anyMatch(m -> m.equals("spec.agents[0].port: 24200 is already used by spec.registry.port"))
+        .anyMatch(
+            m -> m.equals("spec.agents[2].port: 24300 is already used by spec.agents[1].port"))
+        .anyMatch(m -> m.equals("spec.agents[3].port: 70000 is not a port (1-65535)"));
+  }
+
+  @Test
+  void referencesMustNameSomething() {
+    List<String> p =
+        problems(
+            HEAD
+                + """
+                spec:
+                  defaultModel: passthrough
+                  agents:
+                    - name: a
+                      servers: [nowhere, a]
+                      dependsOn: [ghost]
+                """);
+    assertThat(p)
+        .contains(
+            "spec.agents[0].servers[0]: 'nowhere' names no entry of spec.mcpServers or spec.agents",
+            "spec.agents[0].servers[1]: 'a' is the agent itself",
+            "spec.agents[0].dependsOn[0]: 'ghost' names no entry of spec.agents");
+  }
+
+  @Test
+  void dependencyCyclesAreRejectedThroughServersAndDependsOn() {
+    assertThat(
+            problems(
+                HEAD
+                    + """
+                    spec:
+                      defaultModel: passthrough
+                      agents:
+                        - {name: a, servers: [b]}
+                        - {name: b, dependsOn: [c]}
+                        - {name: c, servers: [a]}
+                    """))
+        .singleElement()
+        .asString()
+        .startsWith("spec.agents: dependency cycle a -> b -> c -> a");
+  }
+
+  @Test
+  void secretsModelsAndParamsAreChecked() {
+    List<String> p =
+        problems(
+            HEAD
+                + """
+                spec:
+                  providers:
+                    openai: {apiKey: {value: x, env: Y}}
+                  mcpServers:
+                    - name: s
+                      url: http://s/mcp
+                      headers:
+                        - {name: "Bad Header", value: v}
+                        - {name: X-Token}
+                  agents:
+                    - name: a
+                    - name: b
+                      model: gpt4
+                      description: ""
+                      requestParams: {temperature: 3, maxIterations: 0}
+                """);
+    assertThat(p)
+        .contains(
+            "spec.providers.openai.apiKey: set exactly one of value, env and secretKeyRef",
+            "spec.mcpServers[0].headers[0].name: 'Bad Header' is not a valid HTTP header name",
+            "spec.mcpServers[0].headers[1]: set exactly one of value and valueFrom",
+            "spec.agents[0].model: required when spec.defaultModel is not set",
+            "spec.agents[1].requestParams.temperature: 3.0 must be between 0 and 2",
+            "spec.agents[1].requestParams.maxIterations: 0 must be between 1 and 1000")
+        .anyMatch(m -> m.startsWith("spec.agents[1].model: 'gpt4' is not a model"))
+        .anyMatch(m -> m.startsWith("spec.agents[1].description: must be 1 to 100 characters"));
+  }
+
+  @Test
+  void apiVersionKindAndNameAreRequired() {
+    assertThat(
+            problems(
+                "apiVersion: v1\nkind: Pod\nspec: {defaultModel: passthrough, agents: [{name: a}]}"))
+        .contains(
+            "apiVersion: 'v1' must be pallas.helu.ca/v1alpha1",
+            "kind: 'Pod' must be PallasDeployment",
+            "metadata.name: required");
+  }
+
+  @Test
+  void missingFileIsAClearError() {
+    assertThatThrownBy(() -> ManifestParser.read(Path.of("does-not-exist.yaml")))
+        .isInstanceOf(InvalidDeploymentException.class)
+        .hasMessageContaining("does-not-exist.yaml")
+        .hasMessageContaining("cannot read file");
+  }
+}
