@@ -99,6 +99,7 @@ public final class DeploymentValidator {
                 + "]");
       }
       checkUrl(at + ".url", server.url(), p);
+      positive(at + ".timeoutSeconds", server.timeoutSeconds(), p);
       List<HeaderSpec> headers = server.effectiveHeaders();
       for (int h = 0; h < headers.size(); h++) {
         checkHeader(at + ".headers[" + h + "]", headers.get(h), p);

@@ -17,7 +17,16 @@ public record McpServerSpec(
     @JsonPropertyDescription(
             "When true, the caller's Authorization bearer rides this server's calls, for that call"
                 + " only. An explicit Authorization header wins.")
-        Boolean forwardInboundAuth) {
+        Boolean forwardInboundAuth,
+    @JsonPropertyDescription(
+            "Seconds a tool call on this server may take before it fails. Default 120.")
+        Integer timeoutSeconds) {
+
+  public static final int DEFAULT_TIMEOUT_SECONDS = 120;
+
+  public int effectiveTimeoutSeconds() {
+    return timeoutSeconds == null ? DEFAULT_TIMEOUT_SECONDS : timeoutSeconds;
+  }
 
   public List<HeaderSpec> effectiveHeaders() {
     return headers == null ? List.of() : headers;
