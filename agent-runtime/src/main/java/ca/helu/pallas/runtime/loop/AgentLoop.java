@@ -1,0 +1,189 @@
+package ca.helu.pallas.runtime.loop;
+
+import ca.helu.pallas.api.RequestParams;
+import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.langchain4j.agent.tool.ToolExecutionRequest;
+import dev.langchain4j.agent.tool.ToolSpecification;
+import dev.langchain4j.data.message.AiMessage;
+import dev.langchain4j.data.message.ChatMessage;
+import dev.langchain4j.data.message.SystemMessage;
+import dev.langchain4j.data.message.ToolExecutionResultMessage;
+import dev.langchain4j.data.message.UserMessage;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One agent's loop: system instruction + history + the user's message, then LLM turns and tool
+ * calls until the model answers without tools or {@code maxIterations} is reached. A failing tool
+ * becomes a failed tool result the model sees; a failing LLM ends the turn with a clear error.
+ */
+public final class AgentLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final String agent;
+  private final String instruction;
+  private final ModelClient model;
+  private final List<ToolServer> servers;
+  private final RequestParams params;
+  private final PallasMetrics metrics;
+  private final Function<ToolIndex.ExposedTool, ToolSpecification> toSpecification;
+
+  public AgentLoop(
+      String agent,
+      String instruction,
+      ModelClient model,
+      List<ToolServer> servers,
+      RequestParams params,
+      PallasMetrics metrics,
+      Function<ToolIndex.ExposedTool, ToolSpecification> toSpecification) {
+    this.agent = agent;
+    this.instruction = instruction;
+    this.model = model;
+    this.servers = List.copyOf(servers);
+    this.params = params;
+    this.metrics = metrics;
+    this.toSpecification = toSpecification;
+  }
+
+  public String agent() {
+    return agent;
+  }
+
+  public ModelClient model() {
+    return model;
+  }
+
+  /** Runs one turn on top of {@code history}; the caller decides whether to keep its messages. */
+  public TurnResult run(List<ChatMessage> history, UserMessage user, CallContext ctx) {
+    ToolIndex tools = ToolIndex.collect(servers, toSpecification);
+    List<ChatMessage> turn = new ArrayList<>();
+    turn.add(user);
+    int step = 0;
+    int maxIterations = params.effectiveMaxIterations();
+    for (int iteration = 0; iteration < maxIterations; iteration++) {
+      ctx.progress().step(++step, "llm");
+      List<ChatMessage> messages = new ArrayList<>(history.size() + turn.size() + 1);
+      if (instruction != null && !instruction.isBlank()) {
+        messages.add(SystemMessage.from(instruction));
+      }
+      if (params.effectiveUseHistory()) {
+        messages.addAll(history);
+      }
+      messages.addAll(turn);
+      ChatRequest.Builder request = ChatRequest.builder().messages(messages);
+      List<ToolSpecification> specs = tools.specifications();
+      if (!specs.isEmpty()) {
+        request.toolSpecifications(specs);
+      }
+      ChatResponse response;
+      try {
+        response = model.chat(request.build());
+      } catch (RuntimeException e) {
+        LOG.warn("LLM turn failed for request {}: {}", ctx.requestId(), e.getMessage());
+        return TurnResult.error(
+            "The model "
+                + model.provider()
+                + "."
+                + model.modelName()
+                + " failed: "
+                + e.getMessage());
+      }
+      metrics.llmTurn(agent, model.modelName(), model.tokensByKind(response));
+      AiMessage ai = response.aiMessage();
+      turn.add(ai);
+      if (!ai.hasToolExecutionRequests()) {
+        return TurnResult.ok(ai.text() == null ? "" : ai.text(), turn);
+      }
+      ctx.progress().step(++step, "tool");
+      turn.addAll(execute(ai.toolExecutionRequests(), tools, ctx));
+    }
+    return TurnResult.error(
+        "The agent stopped after maxIterations ("
+            + maxIterations
+            + ") LLM turns without a final answer");
+  }
+
+  private List<ToolExecutionResultMessage> execute(
+      List<ToolExecutionRequest> requests, ToolIndex tools, CallContext ctx) {
+    if (requests.size() == 1 || !params.effectiveParallelToolCalls()) {
+      List<ToolExecutionResultMessage> results = new ArrayList<>();
+      for (ToolExecutionRequest r : requests) {
+        results.add(executeOne(r, tools, ctx));
+      }
+      return results;
+    }
+    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<Future<ToolExecutionResultMessage>> futures = new ArrayList<>();
+      for (ToolExecutionRequest r : requests) {
+        futures.add(pool.submit(() -> executeOne(r, tools, ctx)));
+      }
+      List<ToolExecutionResultMessage> results = new ArrayList<>();
+      for (int i = 0; i < futures.size(); i++) {
+        try {
+          results.add(futures.get(i).get());
+        } catch (Exception e) {
+          results.add(
+              ToolExecutionResultMessage.from(
+                  requests.get(i), "Error: the tool call was interrupted"));
+        }
+      }
+      return results;
+    }
+  }
+
+  private ToolExecutionResultMessage executeOne(
+      ToolExecutionRequest request, ToolIndex tools, CallContext ctx) {
+    ToolIndex.Entry entry = tools.find(request.name());
+    if (entry == null) {
+      return ToolExecutionResultMessage.from(
+          request, "Error: unknown tool '" + request.name() + "'");
+    }
+    String server = entry.server().name();
+    Map<String, Object> arguments;
+    try {
+      String raw = request.arguments();
+      arguments =
+          raw == null || raw.isBlank()
+              ? Map.of()
+              : JSON.readValue(raw, new TypeReference<Map<String, Object>>() {});
+    } catch (Exception e) {
+      return ToolExecutionResultMessage.from(
+          request, "Error: the arguments for " + request.name() + " are not a JSON object");
+    }
+    ctx.progress().toolStarted(server, entry.tool());
+    long start = System.nanoTime();
+    ToolResult result;
+    try {
+      result = entry.server().call(entry.tool(), arguments, ctx);
+    } catch (RuntimeException e) {
+      result = ToolResult.failed(e.getMessage() == null ? e.toString() : e.getMessage());
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - start);
+    metrics.toolCall(agent, server, "tool", result.ok(), took);
+    ctx.progress().toolFinished(server, entry.tool(), result.ok());
+    if (!result.ok()) {
+      LOG.info(
+          "tool {}/{} failed for request {}: {}",
+          server,
+          entry.tool(),
+          ctx.requestId(),
+          result.text());
+      return ToolExecutionResultMessage.from(
+          request, "Error: " + server + "/" + entry.tool() + " failed: " + result.text());
+    }
+    return ToolExecutionResultMessage.from(request, result.text());
+  }
+}

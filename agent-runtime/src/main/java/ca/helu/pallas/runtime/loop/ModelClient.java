@@ -1,0 +1,34 @@
+package ca.helu.pallas.runtime.loop;
+
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.output.TokenUsage;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** One LLM the agent loop talks to: a provider's model or a built-in test model. */
+public interface ModelClient {
+  /** Provider prefix: openai, anthropic, passthrough, playback, slow. */
+  String provider();
+
+  /** The model name as published in metrics and the registry. */
+  String modelName();
+
+  /** One LLM round-trip; throws with a clear, secret-free message when the provider fails. */
+  ChatResponse chat(ChatRequest request);
+
+  /** Token counts of a response by seed 001's kinds (input, output, cache_read, ...). */
+  default Map<String, Long> tokensByKind(ChatResponse response) {
+    Map<String, Long> kinds = new LinkedHashMap<>();
+    TokenUsage usage = response.tokenUsage();
+    if (usage != null) {
+      if (usage.inputTokenCount() != null && usage.inputTokenCount() > 0) {
+        kinds.put("input", usage.inputTokenCount().longValue());
+      }
+      if (usage.outputTokenCount() != null && usage.outputTokenCount() > 0) {
+        kinds.put("output", usage.outputTokenCount().longValue());
+      }
+    }
+    return kinds;
+  }
+}

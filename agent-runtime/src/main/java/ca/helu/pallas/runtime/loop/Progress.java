@@ -1,0 +1,28 @@
+package ca.helu.pallas.runtime.loop;
+
+/**
+ * Progress of one agent call, in seed 000's message formats. Implementations must be safe to call
+ * from parallel tool calls and must never throw (progress is best-effort).
+ */
+public interface Progress {
+  Progress NONE =
+      new Progress() {
+        @Override
+        public void step(int step, String kind) {}
+
+        @Override
+        public void toolStarted(String server, String tool) {}
+
+        @Override
+        public void toolFinished(String server, String tool, boolean ok) {}
+      };
+
+  /** {@code {agent} step N (llm|tool)}. */
+  void step(int step, String kind);
+
+  /** {@code {server}/{tool}: started}. */
+  void toolStarted(String server, String tool);
+
+  /** {@code {server}/{tool}: completed|failed}, with total = progress. */
+  void toolFinished(String server, String tool, boolean ok);
+}

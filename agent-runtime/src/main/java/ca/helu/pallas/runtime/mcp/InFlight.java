@@ -1,0 +1,54 @@
+package ca.helu.pallas.runtime.mcp;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Counts calls in progress so shutdown can refuse new ones and wait for the rest. */
+public final class InFlight {
+  private final AtomicInteger calls = new AtomicInteger();
+  private final AtomicBoolean draining = new AtomicBoolean();
+  private final Object drained = new Object();
+
+  /** False once draining: the caller must refuse the call. */
+  public boolean enter() {
+    calls.incrementAndGet();
+    if (draining.get()) {
+      exit();
+      return false;
+    }
+    return true;
+  }
+
+  public void exit() {
+    if (calls.decrementAndGet() == 0) {
+      synchronized (drained) {
+        drained.notifyAll();
+      }
+    }
+  }
+
+  public boolean draining() {
+    return draining.get();
+  }
+
+  public int count() {
+    return calls.get();
+  }
+
+  /** Refuses new calls and waits up to {@code timeout} for running ones; true if all finished. */
+  public boolean drain(Duration timeout) throws InterruptedException {
+    draining.set(true);
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (drained) {
+      while (calls.get() > 0) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        drained.wait(Math.max(1, left / 1_000_000));
+      }
+    }
+    return true;
+  }
+}

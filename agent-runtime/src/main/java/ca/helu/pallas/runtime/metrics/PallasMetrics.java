@@ -1,0 +1,175 @@
+package ca.helu.pallas.runtime.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The metrics of seed 001's table, with its exact names, types and labels, plus JVM and process
+ * metrics. One instance per process: in serve mode every agent's /metrics shows the same snapshot.
+ */
+public final class PallasMetrics {
+  /** Prometheus text exposition content type. */
+  public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+  private static final Duration[] CALL_BUCKETS = {
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30),
+    Duration.ofSeconds(60),
+    Duration.ofSeconds(120),
+    Duration.ofSeconds(300)
+  };
+
+  private final PrometheusMeterRegistry registry;
+  private final Map<String, AtomicLong> gauges = new ConcurrentHashMap<>();
+
+  public PallasMetrics() {
+    registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new ClassLoaderMetrics().bindTo(registry);
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmGcMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    new UptimeMetrics().bindTo(registry);
+    new FileDescriptorMetrics().bindTo(registry);
+    gauge("pallas.up", "1 while the Pallas process is running", Tags.empty()).set(1000);
+  }
+
+  /** pallas_agent_info{agent, port} = 1. */
+  public void agentInfo(String agent, int port) {
+    gauge(
+            "pallas.agent.info",
+            "1 per configured agent; a label join source",
+            Tags.of("agent", agent, "port", Integer.toString(port)))
+        .set(1000);
+  }
+
+  /** pallas_send_message_total{agent, outcome} and pallas_send_message_duration_seconds{agent}. */
+  public void sendMessage(String agent, boolean ok, Duration duration) {
+    Counter.builder("pallas.send_message")
+        .description("send_message MCP calls")
+        .tags("agent", agent, "outcome", ok ? "ok" : "error")
+        .register(registry)
+        .increment();
+    Timer.builder("pallas.send_message.duration")
+        .description("End-to-end MCP send_message wall-clock duration")
+        .tags("agent", agent)
+        .serviceLevelObjectives(CALL_BUCKETS)
+        .register(registry)
+        .record(duration);
+  }
+
+  /** pallas_llm_turns_total{agent, model} and pallas_llm_tokens_total{agent, model, kind}. */
+  public void llmTurn(String agent, String model, Map<String, Long> tokensByKind) {
+    Counter.builder("pallas.llm.turns")
+        .description("LLM provider round-trips per agent/model")
+        .tags("agent", agent, "model", model)
+        .register(registry)
+        .increment();
+    tokensByKind.forEach((kind, count) ->
+        Counter.builder("pallas.llm.tokens")
+            .description("Tokens consumed")
+            .tags("agent", agent, "model", model, "kind", kind)
+            .register(registry)
+            .increment(count));
+  }
+
+  /** pallas_tool_calls_total and pallas_tool_call_duration_seconds. */
+  public void toolCall(
+      String agent, String server, String operation, boolean ok, Duration duration) {
+    Counter.builder("pallas.tool.calls")
+        .description("Downstream MCP operations dispatched")
+        .tags(
+            "agent",
+            agent,
+            "server",
+            server,
+            "operation",
+            operation,
+            "outcome",
+            ok ? "ok" : "error")
+        .register(registry)
+        .increment();
+    Timer.builder("pallas.tool.call.duration")
+        .description("Downstream MCP operation duration")
+        .tags("agent", agent, "server", server, "operation", operation)
+        .serviceLevelObjectives(CALL_BUCKETS)
+        .register(registry)
+        .record(duration);
+  }
+
+  /** pallas_downstream_up{agent, server}. */
+  public void downstreamUp(String agent, String server, boolean up) {
+    gauge(
+            "pallas.downstream.up",
+            "1 when the downstream MCP server passed its last probe",
+            Tags.of("agent", agent, "server", server))
+        .set(up ? 1000 : 0);
+  }
+
+  /** pallas_llm_provider_up{provider}. */
+  public void providerUp(String provider, boolean up) {
+    gauge(
+            "pallas.llm.provider.up",
+            "1 when the LLM provider passed its last preflight or re-probe",
+            Tags.of("provider", provider))
+        .set(up ? 1000 : 0);
+  }
+
+  /** pallas_agent_health_status{agent}: 1 ok, 0.5 degraded, 0 error. */
+  public void healthStatus(String agent, double value) {
+    gauge(
+            "pallas.agent.health.status",
+            "Aggregate of the last get_health: 1 ok, 0.5 degraded, 0 error",
+            Tags.of("agent", agent))
+        .set(Math.round(value * 1000));
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  public String scrape() {
+    return registry.scrape();
+  }
+
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** Gauges hold thousandths so that 0.5 is exact. */
+  private AtomicLong gauge(String name, String help, Tags tags) {
+    String key = name + tags;
+    return gauges.computeIfAbsent(
+        key,
+        k -> {
+          AtomicLong value = new AtomicLong();
+          Gauge.builder(name, value, v -> v.get() / 1000.0)
+              .description(help)
+              .tags(tags)
+              .register(registry);
+          return value;
+        });
+  }
+}

@@ -1,0 +1,90 @@
+package ca.helu.pallas.runtime.registry;
+
+import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.Icon;
+import ca.helu.pallas.api.ModelCapabilities;
+import ca.helu.pallas.api.PallasDeploymentSpec;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.function.Function;
+
+/** Builds seed 000's {@code /.well-known/mcp/server.json} for a deployment. */
+public final class RegistryDocument {
+  public static final String SCHEMA =
+      "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private RegistryDocument() {}
+
+  /** server.json name: {namespace}/{agent name with _ replaced by -}. */
+  public static String serverName(PallasDeploymentSpec spec, AgentSpec agent) {
+    return spec.effectiveRegistry().effectiveNamespace() + "/" + agent.name().replace('_', '-');
+  }
+
+  /**
+   * The document's bytes.
+   *
+   * @param mcpUrl the streamable-http URL of each agent
+   * @param updatedAt when this set of agents was loaded
+   */
+  public static byte[] render(
+      PallasDeploymentSpec spec, Function<AgentSpec, String> mcpUrl, Instant updatedAt) {
+    ObjectNode root = JSON.createObjectNode();
+    ArrayNode servers = root.putArray("servers");
+    ModelCapabilities caps = spec.effectiveModelCapabilities();
+    String updated = updatedAt.truncatedTo(ChronoUnit.SECONDS).toString();
+    for (AgentSpec agent : spec.effectiveAgents()) {
+      ObjectNode entry = servers.addObject();
+      ObjectNode server = entry.putObject("server");
+      server.put("$schema", SCHEMA);
+      server.put("name", serverName(spec, agent));
+      server.put("title", agent.effectiveTitle());
+      server.put("description", agent.effectiveDescription());
+      server.put("version", spec.effectiveVersion());
+      if (!agent.effectiveIcons().isEmpty()) {
+        ArrayNode icons = server.putArray("icons");
+        for (Icon icon : agent.effectiveIcons()) {
+          ObjectNode i = icons.addObject();
+          i.put("src", icon.src());
+          if (icon.mimeType() != null) {
+            i.put("mimeType", icon.mimeType());
+          }
+          if (icon.sizes() != null && !icon.sizes().isEmpty()) {
+            ArrayNode sizes = i.putArray("sizes");
+            icon.sizes().forEach(sizes::add);
+          }
+        }
+      }
+      ObjectNode remote = server.putArray("remotes").addObject();
+      remote.put("type", "streamable-http");
+      remote.put("url", mcpUrl.apply(agent));
+      ObjectNode capabilities = server.putObject("capabilities");
+      capabilities.put("model", modelName(spec.modelOf(agent)));
+      capabilities.put("vision", caps.effectiveVision());
+      capabilities.put("context_window", caps.effectiveContextWindow());
+      capabilities.put("max_output_tokens", caps.effectiveMaxOutputTokens());
+      ObjectNode official =
+          entry.putObject("_meta").putObject("io.modelcontextprotocol.registry/official");
+      official.put("status", "active");
+      official.put("updatedAt", updated);
+      official.put("isLatest", true);
+    }
+    try {
+      return JSON.writeValueAsBytes(root);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The model name without its provider prefix, as the original publishes it. */
+  static String modelName(String model) {
+    if (model == null) {
+      return "";
+    }
+    int dot = model.indexOf('.');
+    return dot < 0 ? model : model.substring(dot + 1);
+  }
+}

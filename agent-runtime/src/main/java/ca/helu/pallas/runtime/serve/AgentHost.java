@@ -1,0 +1,75 @@
+package ca.helu.pallas.runtime.serve;
+
+import ca.helu.pallas.runtime.http.HttpHost;
+import ca.helu.pallas.runtime.mcp.AgentMcpServer;
+import ca.helu.pallas.runtime.mcp.InFlight;
+import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import java.time.Duration;
+
+/** One agent on its port: /mcp, /metrics, /livez, /readyz. */
+public final class AgentHost implements AutoCloseable {
+  private final String agent;
+  private final AgentMcpServer mcp;
+  private final InFlight inFlight;
+  private final HttpHost http;
+  private final AutoCloseable resources;
+  private volatile boolean started;
+
+  /**
+   * @param resources closed after the server stops (downstream clients, health probes)
+   */
+  public AgentHost(
+      String agent,
+      String bindAddress,
+      int port,
+      AgentMcpServer mcp,
+      InFlight inFlight,
+      PallasMetrics metrics,
+      AutoCloseable resources) {
+    this.agent = agent;
+    this.mcp = mcp;
+    this.inFlight = inFlight;
+    this.resources = resources;
+    this.http =
+        HttpHost.builder(bindAddress, port)
+            .servlet("/mcp", mcp.servlet())
+            .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
+            .exact("/livez", HttpHost.probe(() -> true))
+            .exact("/readyz", HttpHost.probe(() -> started && !inFlight.draining()))
+            .build();
+  }
+
+  public String agent() {
+    return agent;
+  }
+
+  public AgentHost start() {
+    http.start();
+    started = true;
+    return this;
+  }
+
+  public int port() {
+    return http.port();
+  }
+
+  /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
+  public boolean drain(Duration timeout) throws InterruptedException {
+    return inFlight.drain(timeout);
+  }
+
+  @Override
+  public void close() {
+    started = false;
+    try {
+      mcp.close();
+    } finally {
+      http.close();
+      try {
+        resources.close();
+      } catch (Exception e) {
+        // closing anyway
+      }
+    }
+  }
+}

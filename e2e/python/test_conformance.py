@@ -1,0 +1,34 @@
+"""The MCP conformance suite's server scenarios that apply to any server (no fixed tool names)."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CONFORMANCE = (
+    Path(__file__).resolve().parents[1]
+    / ".work/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+)
+SCENARIOS = [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "prompts-list",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_conformance_scenario(deployment, scenario):
+    if not CONFORMANCE.exists():
+        pytest.fail(f"{CONFORMANCE} is missing: run e2e/setup.sh")
+    run = subprocess.run(
+        ["node", str(CONFORMANCE), "server", "--url", deployment.mcp_url("coordinator"), "--scenario", scenario],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert "FAILURE" not in output.upper().replace("0 FAILURE", ""), output
