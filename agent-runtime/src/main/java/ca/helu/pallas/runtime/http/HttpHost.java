@@ -155,8 +155,9 @@ public final class HttpHost implements AutoCloseable {
         manager = Servlets.defaultContainer().addDeployment(info);
         manager.deploy();
         try {
-          HttpHandler servletHandler = manager.start();
-          paths.addExactPath(servletPath, servletHandler);
+          // as the prefix fallback: an exact-path match would strip the path the servlet
+          // container routes on; unknown paths get the container's 404
+          fallback = manager.start();
         } catch (ServletException e) {
           throw new IllegalStateException("cannot start the MCP servlet: " + e.getMessage(), e);
         }

@@ -39,7 +39,7 @@ public final class AgentLoop {
   private final List<ToolServer> servers;
   private final RequestParams params;
   private final PallasMetrics metrics;
-  private final Function<ToolIndex.ExposedTool, ToolSpecification> toSpecification;
+  private final Function<ExposedTool, ToolSpecification> toSpecification;
 
   public AgentLoop(
       String agent,
@@ -48,7 +48,7 @@ public final class AgentLoop {
       List<ToolServer> servers,
       RequestParams params,
       PallasMetrics metrics,
-      Function<ToolIndex.ExposedTool, ToolSpecification> toSpecification) {
+      Function<ExposedTool, ToolSpecification> toSpecification) {
     this.agent = agent;
     this.instruction = instruction;
     this.model = model;

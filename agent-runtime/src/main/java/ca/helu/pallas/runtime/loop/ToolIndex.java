@@ -56,7 +56,4 @@ final class ToolIndex {
   Entry find(String exposedName) {
     return byExposedName.get(exposedName);
   }
-
-  /** An MCP tool under the name the model sees. */
-  public record ExposedTool(String exposedName, McpSchema.Tool tool) {}
 }

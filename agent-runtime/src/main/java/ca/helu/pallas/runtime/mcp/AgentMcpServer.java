@@ -155,10 +155,9 @@ public final class AgentMcpServer implements AutoCloseable {
       spec.prompts(
           new McpServerFeatures.AsyncPromptSpecification(
               prompt, (exchange, request) -> Mono.fromSupplier(() -> history(exchange))));
-      spec.capabilities(McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build());
-    } else {
-      spec.capabilities(McpSchema.ServerCapabilities.builder().tools(false).build());
     }
+    // prompts are always a capability: a request-scope agent lists none rather than failing
+    spec.capabilities(McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build());
     this.server = spec.build();
   }
 

@@ -1,0 +1,108 @@
+package ca.helu.pallas.runtime.cli;
+
+import ca.helu.pallas.api.InvalidDeploymentException;
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.runtime.config.Environment;
+import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.serve.DefaultAgentParts;
+import ca.helu.pallas.runtime.serve.Fleet;
+import ca.helu.pallas.runtime.serve.ServeOptions;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** Runs the registry and every agent (or one agent) of a PallasDeployment in this process. */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = "Serve every agent of a PallasDeployment and its registry, or one agent.")
+final class ServeCommand implements Callable<Integer> {
+  private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
+
+  @Mixin DeploymentFileOption manifest = new DeploymentFileOption();
+
+  @Option(
+      names = "--agent",
+      paramLabel = "NAME",
+      description = "Serve this agent only, no registry")
+  String agent;
+
+  @Option(
+      names = "--bind",
+      paramLabel = "ADDRESS",
+      description = "Listen address (default 0.0.0.0)")
+  String bind = "0.0.0.0";
+
+  @Option(
+      names = "--peer-url-template",
+      paramLabel = "TEMPLATE",
+      description =
+          "MCP URL of another agent this one calls; {name}, {dnsName}, {port} are replaced"
+              + " (default ${DEFAULT-VALUE})")
+  String peerUrlTemplate = ServeOptions.LOCAL_PEERS;
+
+  @Option(
+      names = "--drain-timeout",
+      paramLabel = "SECONDS",
+      description = "On SIGTERM, wait this long for calls in progress (default ${DEFAULT-VALUE})")
+  int drainSeconds = 30;
+
+  @Option(
+      names = "--allowed-origin",
+      paramLabel = "ORIGIN",
+      description = "Browser Origin accepted besides localhost (repeatable)")
+  List<String> allowedOrigins = List.of();
+
+  @Override
+  public Integer call() {
+    Environment env = Environment.load(Path.of(".env"), System.getenv());
+    Logging.configure(env);
+    PallasDeployment deployment;
+    try {
+      deployment = manifest.read(env);
+    } catch (InvalidDeploymentException e) {
+      System.err.println(e.getMessage());
+      return 2;
+    }
+    ServeOptions options =
+        new ServeOptions(
+            bind, agent, peerUrlTemplate, Duration.ofSeconds(drainSeconds), allowedOrigins);
+    PallasMetrics metrics = new PallasMetrics();
+    DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
+    Fleet fleet;
+    try {
+      parts.preflight(deployment.spec());
+      fleet = new Fleet(deployment, options, metrics, parts).start();
+    } catch (RuntimeException e) {
+      System.err.println("pallas: cannot start: " + e.getMessage());
+      parts.close();
+      return 1;
+    }
+    fleet.banner().forEach(System.out::println);
+    System.out.flush();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  LOG.info("shutting down: draining calls in progress");
+                  fleet.drainAndClose(options.drainTimeout());
+                  parts.close();
+                  stopped.countDown();
+                },
+                "pallas-shutdown"));
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return 0;
+  }
+}

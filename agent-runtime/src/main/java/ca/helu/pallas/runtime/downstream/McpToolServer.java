@@ -1,0 +1,244 @@
+package ca.helu.pallas.runtime.downstream;
+
+import ca.helu.pallas.runtime.loop.CallContext;
+import ca.helu.pallas.runtime.loop.ToolResult;
+import ca.helu.pallas.runtime.loop.ToolServer;
+import io.modelcontextprotocol.client.McpAsyncClient;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.spec.McpError;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+
+/**
+ * A downstream MCP server (or another agent) reached over Streamable HTTP: one shared client
+ * connection, opened on first use and reopened after a failure, so a server that was down at
+ * startup works once it is up.
+ *
+ * <p>The caller's bearer travels in the Reactor context of each call and is read by a request
+ * customizer (seed 001 incident 1: never a thread-local, never shared mutable headers), so
+ * concurrent calls with different bearers cannot see each other's token.
+ */
+public final class McpToolServer implements ToolServer, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(McpToolServer.class);
+  private static final String BEARER = "pallas.bearer";
+  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+  private final String name;
+  private final String url;
+  private final Map<String, String> headers;
+  private final boolean forwardBearer;
+  private final Duration timeout;
+  private final Predicate<String> exposed;
+  private final Object lock = new Object();
+  private McpAsyncClient client;
+  private volatile List<McpSchema.Tool> tools;
+
+  /**
+   * @param headers resolved static headers (secrets already read)
+   * @param forwardInboundAuth send the caller's bearer, unless an Authorization header is set
+   * @param exposed which of the server's tools the model may see
+   */
+  public McpToolServer(
+      String name,
+      String url,
+      Map<String, String> headers,
+      boolean forwardInboundAuth,
+      Duration timeout,
+      Predicate<String> exposed) {
+    this.name = name;
+    this.url = url;
+    this.headers = Map.copyOf(headers);
+    this.forwardBearer =
+        forwardInboundAuth
+            && headers.keySet().stream().noneMatch("Authorization"::equalsIgnoreCase);
+    this.timeout = timeout;
+    this.exposed = exposed;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  public String url() {
+    return url;
+  }
+
+  public Map<String, String> headers() {
+    return headers;
+  }
+
+  @Override
+  public List<McpSchema.Tool> tools() {
+    List<McpSchema.Tool> cached = tools;
+    if (cached != null) {
+      return cached;
+    }
+    try {
+      McpSchema.ListToolsResult result = client().listTools().block(timeout);
+      List<McpSchema.Tool> fresh =
+          result.tools().stream().filter(t -> exposed.test(t.name())).toList();
+      tools = fresh;
+      return fresh;
+    } catch (RuntimeException e) {
+      reset();
+      throw new IllegalStateException(name + ": cannot list tools: " + describe(e), e);
+    }
+  }
+
+  @Override
+  public ToolResult call(String tool, Map<String, Object> arguments, CallContext context) {
+    McpAsyncClient c;
+    try {
+      c = client();
+    } catch (RuntimeException e) {
+      reset();
+      return ToolResult.failed(describe(e));
+    }
+    Mono<McpSchema.CallToolResult> call =
+        c.callTool(new McpSchema.CallToolRequest(tool, arguments));
+    if (forwardBearer && context.bearer().isPresent()) {
+      McpTransportContext transport =
+          McpTransportContext.create(Map.of(BEARER, context.bearer().get()));
+      call = call.contextWrite(Context.of(McpTransportContext.KEY, transport));
+    }
+    try {
+      McpSchema.CallToolResult result = call.timeout(timeout).block();
+      if (result == null) {
+        return ToolResult.failed("no result");
+      }
+      String text = textOf(result);
+      return Boolean.TRUE.equals(result.isError())
+          ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
+          : ToolResult.ok(text);
+    } catch (RuntimeException e) {
+      if (!(e instanceof McpError)) {
+        reset();
+      }
+      return ToolResult.failed(describe(e));
+    }
+  }
+
+  private String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      if (root instanceof TimeoutException) {
+        break;
+      }
+      root = root.getCause();
+    }
+    if (root instanceof TimeoutException || e instanceof TimeoutException) {
+      return "timed out after " + timeout.toSeconds() + "s";
+    }
+    if (e instanceof McpError mcp) {
+      return "error from server: " + mcp.getMessage();
+    }
+    if (root instanceof java.net.ConnectException) {
+      return "unreachable (connection refused)";
+    }
+    String message = root.getMessage();
+    return (message == null || message.isBlank()) ? root.getClass().getSimpleName() : message;
+  }
+
+  static String textOf(McpSchema.CallToolResult result) {
+    List<String> parts = new ArrayList<>();
+    if (result.content() != null) {
+      for (McpSchema.Content c : result.content()) {
+        if (c instanceof McpSchema.TextContent t) {
+          parts.add(t.text());
+        } else if (c instanceof McpSchema.ImageContent i) {
+          parts.add("[image " + i.mimeType() + "]");
+        } else if (c instanceof McpSchema.EmbeddedResource r
+            && r.resource() instanceof McpSchema.TextResourceContents t) {
+          parts.add(t.text());
+        } else if (c instanceof McpSchema.ResourceLink l) {
+          parts.add("[resource " + l.uri() + "]");
+        }
+      }
+    }
+    if (parts.isEmpty() && result.structuredContent() != null) {
+      parts.add(String.valueOf(result.structuredContent()));
+    }
+    return String.join("\n", parts);
+  }
+
+  private McpAsyncClient client() {
+    synchronized (lock) {
+      if (client != null) {
+        return client;
+      }
+      URI uri = URI.create(url);
+      String base = uri.getScheme() + "://" + uri.getRawAuthority();
+      String endpoint =
+          uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+      if (uri.getRawQuery() != null) {
+        endpoint += "?" + uri.getRawQuery();
+      }
+      HttpRequest.Builder request = HttpRequest.newBuilder();
+      headers.forEach(request::header);
+      HttpClientStreamableHttpTransport.Builder transport =
+          HttpClientStreamableHttpTransport.builder(base)
+              .endpoint(endpoint)
+              .connectTimeout(CONNECT_TIMEOUT)
+              .requestBuilder(request);
+      if (forwardBearer) {
+        transport.asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
+          if (ctx.get(BEARER) instanceof String token) {
+            builder.setHeader("Authorization", "Bearer " + token);
+          }
+          return Mono.just(builder);
+        });
+      }
+      McpAsyncClient fresh =
+          McpClient.async(transport.build())
+              .clientInfo(new McpSchema.Implementation("pallas", "1.0.0"))
+              .requestTimeout(timeout)
+              .initializationTimeout(timeout)
+              .toolsChangeConsumer(changed -> Mono.fromRunnable(() -> tools = null))
+              .build();
+      try {
+        fresh.initialize().block(timeout);
+      } catch (RuntimeException e) {
+        fresh.close();
+        throw e;
+      }
+      client = fresh;
+      LOG.debug("connected to {} at {}", name, url);
+      return fresh;
+    }
+  }
+
+  private void reset() {
+    McpAsyncClient old;
+    synchronized (lock) {
+      old = client;
+      client = null;
+      tools = null;
+    }
+    if (old != null) {
+      try {
+        old.close();
+      } catch (RuntimeException e) {
+        // already broken
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    reset();
+  }
+}

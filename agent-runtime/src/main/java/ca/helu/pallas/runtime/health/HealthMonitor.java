@@ -1,0 +1,166 @@
+package ca.helu.pallas.runtime.health;
+
+import ca.helu.pallas.runtime.mcp.HealthReport;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+
+/**
+ * One agent's health (seed 000 §2, seed 001 "Health System"): downstream probes run concurrently in
+ * the background and on demand, so {@link #report()} answers at once from the latest results even
+ * while a server hangs (the original probed inline: 3 s per hung server on every call).
+ */
+public final class HealthMonitor implements AutoCloseable {
+  /** A downstream server to probe. */
+  public record Target(String name, String url, Map<String, String> headers) {}
+
+  private final List<Target> targets;
+  private final InitializeProbe probe;
+  private final Supplier<CheckResult> provider;
+  private final String providerName;
+  private final BiConsumer<String, Boolean> onResult;
+  private final Map<String, CheckResult> latest = new ConcurrentHashMap<>();
+  private final Map<String, AtomicBoolean> running = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService scheduler;
+  private final ScheduledFuture<?> periodic;
+  private final Duration minInterval;
+  private volatile long lastRefresh;
+
+  /**
+   * @param provider the active LLM provider's last check
+   * @param onResult told (server, up) after each probe, for pallas_downstream_up
+   * @param interval background probe interval
+   */
+  public HealthMonitor(
+      List<Target> targets,
+      InitializeProbe probe,
+      String providerName,
+      Supplier<CheckResult> provider,
+      BiConsumer<String, Boolean> onResult,
+      Duration interval) {
+    this.targets = List.copyOf(targets);
+    this.probe = probe;
+    this.providerName = providerName;
+    this.provider = provider;
+    this.onResult = onResult;
+    this.minInterval = Duration.ofSeconds(1);
+    this.scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("pallas-health").factory());
+    this.periodic =
+        targets.isEmpty()
+            ? null
+            : scheduler.scheduleWithFixedDelay(
+                this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Starts probes that are not already running; returns at once. */
+  public void refresh() {
+    lastRefresh = System.nanoTime();
+    for (Target target : targets) {
+      AtomicBoolean busy = running.computeIfAbsent(target.name(), k -> new AtomicBoolean());
+      if (busy.compareAndSet(false, true)) {
+        Thread.ofVirtual()
+            .name("pallas-probe-" + target.name())
+            .start(() -> {
+              try {
+                CheckResult result = probe.probe(target.url(), target.headers());
+                latest.put(target.name(), result);
+                onResult.accept(target.name(), result.ok());
+              } finally {
+                busy.set(false);
+              }
+            });
+      }
+    }
+  }
+
+  /** Latest result per server; a server not probed yet is absent. */
+  public Map<String, CheckResult> snapshot() {
+    Map<String, CheckResult> out = new LinkedHashMap<>();
+    for (Target t : targets) {
+      CheckResult r = latest.get(t.name());
+      if (r != null) {
+        out.put(t.name(), r);
+      }
+    }
+    return out;
+  }
+
+  /** get_health's answer from the latest results; also kicks off fresh probes in the background. */
+  public HealthReport report() {
+    if (System.nanoTime() - lastRefresh > minInterval.toNanos()) {
+      refresh();
+    }
+    List<String> down = new ArrayList<>();
+    for (Target t : targets) {
+      CheckResult r = latest.get(t.name());
+      if (r != null && !r.ok()) {
+        down.add(t.name());
+      }
+    }
+    CheckResult llm = provider.get();
+    List<String> problems = new ArrayList<>();
+    if (!down.isEmpty()) {
+      problems.add("Unreachable: " + String.join(", ", down));
+    }
+    if (llm != null && !llm.ok()) {
+      problems.add("LLM: " + providerName + ": " + llm.message());
+    }
+    String status = problems.isEmpty() ? "ok" : "degraded";
+    return render(status, String.join("; ", problems));
+  }
+
+  /** Seed 000's JSON, keys in order status, timestamp, message. */
+  public static HealthReport render(String status, String message) {
+    StringBuilder json = new StringBuilder("{\"status\":\"").append(status).append('"');
+    json.append(",\"timestamp\":\"")
+        .append(Instant.now().truncatedTo(ChronoUnit.SECONDS))
+        .append('"');
+    if (message != null && !message.isEmpty()) {
+      json.append(",\"message\":").append(quote(message));
+    }
+    return new HealthReport(status, json.append('}').toString());
+  }
+
+  private static String quote(String s) {
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '"' -> out.append("\\\"");
+        case '\\' -> out.append("\\\\");
+        case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
+        case '\t' -> out.append("\\t");
+        default -> {
+          if (c < 0x20) {
+            out.append(String.format("\\u%04x", (int) c));
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
+    return out.append('"').toString();
+  }
+
+  @Override
+  public void close() {
+    if (periodic != null) {
+      periodic.cancel(true);
+    }
+    scheduler.shutdownNow();
+  }
+}

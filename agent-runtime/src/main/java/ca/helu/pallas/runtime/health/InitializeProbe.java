@@ -1,0 +1,92 @@
+package ca.helu.pallas.runtime.health;
+
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Seed 000 §2's downstream probe: POST an MCP {@code initialize} with the server's headers, then
+ * DELETE the session it returned so no server-side state leaks. Never throws.
+ */
+public final class InitializeProbe {
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
+  private static final String INITIALIZE =
+      "{\"jsonrpc\":\"2.0\",\"id\":\"pallas-health\",\"method\":\"initialize\",\"params\":{"
+          + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+          + "\"clientInfo\":{\"name\":\"pallas-health\",\"version\":\"1.0.0\"}}}";
+
+  private final HttpClient http;
+  private final Duration timeout;
+
+  public InitializeProbe(HttpClient http, Duration timeout) {
+    this.http = http;
+    this.timeout = timeout;
+  }
+
+  public CheckResult probe(String url, Map<String, String> headers) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try {
+      HttpRequest.Builder post =
+          HttpRequest.newBuilder(URI.create(url))
+              .timeout(timeout)
+              .header("Content-Type", "application/json")
+              .header("Accept", "application/json, text/event-stream")
+              .POST(HttpRequest.BodyPublishers.ofString(INITIALIZE));
+      headers.forEach(post::header);
+      HttpResponse<String> response =
+          http.sendAsync(post.build(), HttpResponse.BodyHandlers.ofString())
+              .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      if (response.statusCode() / 100 != 2) {
+        return CheckResult.failed("HTTP " + response.statusCode());
+      }
+      String body = response.body();
+      if (!body.contains("\"result\"") || !body.contains("\"protocolVersion\"")) {
+        return CheckResult.failed("not an MCP server (no initialize result)");
+      }
+      response
+          .headers()
+          .firstValue("Mcp-Session-Id")
+          .ifPresent(session -> delete(url, session, headers, deadline));
+      return CheckResult.ok("reachable");
+    } catch (java.util.concurrent.TimeoutException e) {
+      return CheckResult.failed("timed out after " + timeout.toSeconds() + "s");
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof HttpTimeoutException) {
+        return CheckResult.failed("timed out after " + timeout.toSeconds() + "s");
+      }
+      if (cause instanceof ConnectException) {
+        return CheckResult.failed("connection refused");
+      }
+      return CheckResult.failed(
+          cause == null || cause.getMessage() == null
+              ? "unreachable"
+              : "unreachable (" + cause.getMessage() + ")");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return CheckResult.failed("interrupted");
+    } catch (IllegalArgumentException e) {
+      return CheckResult.failed("bad URL or header: " + e.getMessage());
+    }
+  }
+
+  private void delete(String url, String session, Map<String, String> headers, long deadline) {
+    long left = Math.max(100_000_000L, deadline - System.nanoTime());
+    HttpRequest.Builder delete =
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofNanos(left))
+            .header("Mcp-Session-Id", session)
+            .DELETE();
+    headers.forEach(delete::header);
+    try {
+      http.send(delete.build(), HttpResponse.BodyHandlers.discarding());
+    } catch (Exception e) {
+      // the probe already succeeded; a failed teardown only leaves one idle session behind
+    }
+  }
+}

@@ -1,0 +1,255 @@
+package ca.helu.pallas.runtime.llm;
+
+import ca.helu.pallas.api.ProviderSpec;
+import ca.helu.pallas.api.RequestParams;
+import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.loop.ModelClient;
+import dev.langchain4j.exception.HttpException;
+import dev.langchain4j.exception.LangChain4jException;
+import dev.langchain4j.model.anthropic.AnthropicChatModel;
+import dev.langchain4j.model.anthropic.AnthropicTokenUsage;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.openai.OpenAiChatModel;
+import dev.langchain4j.model.openai.OpenAiTokenUsage;
+import dev.langchain4j.model.output.TokenUsage;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An OpenAI-compatible or Anthropic model through LangChain4j's low-level ChatModel, with our own
+ * bounded retries (429, 5xx, timeouts, unreadable answers) and seed 001's sampling-parameter
+ * matrix: a parameter the model rejects is dropped with one warning and never sent.
+ */
+public final class ProviderModel implements ModelClient {
+  private static final Logger LOG = LoggerFactory.getLogger(ProviderModel.class);
+  public static final String OPENAI_DEFAULT_URL = "https://api.openai.com/v1";
+  public static final String ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com/v1";
+
+  /** Retry policy: attempts in all, and the first backoff (doubled each time). */
+  public record Retry(int attempts, Duration backoff, Duration timeout) {
+    public static final Retry DEFAULT =
+        new Retry(3, Duration.ofMillis(500), Duration.ofSeconds(120));
+  }
+
+  private final String provider;
+  private final String model;
+  private final ChatModel chat;
+  private final Retry retry;
+
+  private ProviderModel(String provider, String model, ChatModel chat, Retry retry) {
+    this.provider = provider;
+    this.model = model;
+    this.chat = chat;
+    this.retry = retry;
+  }
+
+  /** Parameters a provider/model accepts, by seed 001's support matrix. */
+  static Set<String> supportedParameters(String provider, String model) {
+    if (provider.equals("anthropic")) {
+      return model.contains("opus-4-7") ? Set.of() : Set.of("temperature", "topP", "topK");
+    }
+    // OpenAI-compatible chat completions (vLLM, llama.cpp, Ollama take top_k as an extra field)
+    return Set.of("temperature", "topP", "topK");
+  }
+
+  public static ProviderModel create(
+      String provider,
+      String model,
+      ProviderSpec spec,
+      Secrets secrets,
+      RequestParams params,
+      Retry retry,
+      String agent) {
+    Set<String> supported = supportedParameters(provider, model);
+    Map<String, Object> wanted = new LinkedHashMap<>();
+    if (params.temperature() != null) {
+      wanted.put("temperature", params.temperature());
+    }
+    if (params.topP() != null) {
+      wanted.put("topP", params.topP());
+    }
+    if (params.topK() != null) {
+      wanted.put("topK", params.topK());
+    }
+    for (String p : wanted.keySet()) {
+      if (!supported.contains(p)) {
+        LOG.warn(
+            "agent {}: model {}.{} does not accept {}; it is dropped and never sent",
+            agent,
+            provider,
+            model,
+            p);
+      }
+    }
+    wanted.keySet().retainAll(supported);
+    String key = apiKey(provider, spec, secrets);
+    ChatModel chat =
+        switch (provider) {
+          case "openai" -> {
+            var b =
+                OpenAiChatModel.builder()
+                    .baseUrl(baseUrl(provider, spec, secrets))
+                    .apiKey(key)
+                    .modelName(model)
+                    .timeout(retry.timeout())
+                    .maxRetries(0)
+                    .temperature((Double) wanted.get("temperature"))
+                    .topP((Double) wanted.get("topP"))
+                    .maxTokens(params.maxTokens())
+                    .parallelToolCalls(null);
+            if (wanted.containsKey("topK")) {
+              b.customParameters(Map.of("top_k", wanted.get("topK")));
+            }
+            yield b.build();
+          }
+          case "anthropic" ->
+              AnthropicChatModel.builder()
+                  .baseUrl(baseUrl(provider, spec, secrets))
+                  .apiKey(key)
+                  .modelName(model)
+                  .timeout(retry.timeout())
+                  .maxRetries(0)
+                  .temperature((Double) wanted.get("temperature"))
+                  .topP((Double) wanted.get("topP"))
+                  .topK((Integer) wanted.get("topK"))
+                  .maxTokens(params.maxTokens() == null ? 4096 : params.maxTokens())
+                  .build();
+          default -> throw new IllegalArgumentException("unknown provider " + provider);
+        };
+    return new ProviderModel(provider, model, chat, retry);
+  }
+
+  static String baseUrl(String provider, ProviderSpec spec, Secrets secrets) {
+    if (spec != null && spec.baseUrl() != null) {
+      return spec.baseUrl();
+    }
+    if (provider.equals("openai")) {
+      return secrets.environment().get("OPENAI_BASE_URL").orElse(OPENAI_DEFAULT_URL);
+    }
+    return ANTHROPIC_DEFAULT_URL;
+  }
+
+  static String apiKey(String provider, ProviderSpec spec, Secrets secrets) {
+    if (spec != null && spec.apiKey() != null) {
+      return secrets.resolve(spec.apiKey()).orElse("");
+    }
+    String env = provider.equals("openai") ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+    return secrets.environment().get(env).orElse("");
+  }
+
+  @Override
+  public String provider() {
+    return provider;
+  }
+
+  @Override
+  public String modelName() {
+    return model;
+  }
+
+  @Override
+  public ChatResponse chat(ChatRequest request) {
+    Duration backoff = retry.backoff();
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= retry.attempts(); attempt++) {
+      try {
+        return chat.chat(request);
+      } catch (RuntimeException e) {
+        last = e;
+        if (!retryable(e) || attempt == retry.attempts()) {
+          break;
+        }
+        LOG.info(
+            "{}.{}: attempt {} failed ({}); retrying in {} ms",
+            provider,
+            model,
+            attempt,
+            describe(e),
+            backoff.toMillis());
+        try {
+          Thread.sleep(backoff);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+        backoff = backoff.multipliedBy(2);
+      }
+    }
+    throw new LlmException(provider + "." + model + ": " + describe(last));
+  }
+
+  static boolean retryable(Throwable e) {
+    int status = status(e);
+    if (status > 0) {
+      return status == 429 || status == 408 || status >= 500;
+    }
+    return true; // timeouts, connection errors, unreadable answers
+  }
+
+  private static int status(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof HttpException http) {
+        return http.statusCode();
+      }
+    }
+    return -1;
+  }
+
+  /** A failure in words, never including credentials. */
+  String describe(Throwable e) {
+    int status = status(e);
+    if (status > 0) {
+      return "HTTP " + status + (status == 401 || status == 403 ? " (check the API key)" : "");
+    }
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.net.http.HttpTimeoutException
+          || t instanceof java.util.concurrent.TimeoutException
+          || t instanceof java.net.SocketTimeoutException) {
+        return "timed out after " + retry.timeout().toSeconds() + "s";
+      }
+      if (t instanceof java.net.ConnectException) {
+        return "unreachable (connection refused)";
+      }
+      if (t instanceof com.fasterxml.jackson.core.JsonProcessingException) {
+        return "returned a response that is not valid JSON";
+      }
+    }
+    if (e instanceof LangChain4jException) {
+      return "returned an unusable response";
+    }
+    return e.getClass().getSimpleName();
+  }
+
+  @Override
+  public Map<String, Long> tokensByKind(ChatResponse response) {
+    Map<String, Long> kinds = ModelClient.super.tokensByKind(response);
+    TokenUsage usage = response.tokenUsage();
+    if (usage instanceof OpenAiTokenUsage openai) {
+      if (openai.inputTokensDetails() != null
+          && openai.inputTokensDetails().cachedTokens() != null
+          && openai.inputTokensDetails().cachedTokens() > 0) {
+        kinds.put("cache_read", openai.inputTokensDetails().cachedTokens().longValue());
+      }
+      if (openai.outputTokensDetails() != null
+          && openai.outputTokensDetails().reasoningTokens() != null
+          && openai.outputTokensDetails().reasoningTokens() > 0) {
+        kinds.put("reasoning", openai.outputTokensDetails().reasoningTokens().longValue());
+      }
+    } else if (usage instanceof AnthropicTokenUsage anthropic) {
+      if (anthropic.cacheReadInputTokens() != null && anthropic.cacheReadInputTokens() > 0) {
+        kinds.put("cache_read", anthropic.cacheReadInputTokens().longValue());
+      }
+      if (anthropic.cacheCreationInputTokens() != null
+          && anthropic.cacheCreationInputTokens() > 0) {
+        kinds.put("cache_write", anthropic.cacheCreationInputTokens().longValue());
+      }
+    }
+    return kinds;
+  }
+}

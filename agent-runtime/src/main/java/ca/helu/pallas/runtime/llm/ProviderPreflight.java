@@ -1,0 +1,69 @@
+package ca.helu.pallas.runtime.llm;
+
+import ca.helu.pallas.api.ProviderSpec;
+import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.health.CheckResult;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * Seed 001's LLM preflight: OpenAI-compatible {@code GET {baseUrl}/models} must list the model;
+ * Anthropic {@code GET {baseUrl}/models/{model}} must answer 200. Warn-only, 5 s, never throws,
+ * never puts a key into its message. Built-in test models always pass.
+ */
+public final class ProviderPreflight {
+  public static final Duration TIMEOUT = Duration.ofSeconds(5);
+  private final HttpClient http;
+
+  public ProviderPreflight(HttpClient http) {
+    this.http = http;
+  }
+
+  public CheckResult check(String provider, String model, ProviderSpec spec, Secrets secrets) {
+    if (BuiltInModels.isBuiltIn(provider)) {
+      return CheckResult.ok("built-in test model");
+    }
+    String base = ProviderModel.baseUrl(provider, spec, secrets).replaceAll("/+$", "");
+    String key = ProviderModel.apiKey(provider, spec, secrets);
+    HttpRequest.Builder request;
+    if (provider.equals("anthropic")) {
+      request =
+          HttpRequest.newBuilder(URI.create(base + "/models/" + model))
+              .header("x-api-key", key)
+              .header("anthropic-version", "2023-06-01");
+    } else {
+      request = HttpRequest.newBuilder(URI.create(base + "/models"));
+      if (!key.isEmpty()) {
+        request.header("Authorization", "Bearer " + key);
+      }
+    }
+    try {
+      HttpResponse<String> response =
+          http.send(request.timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() == 404 && provider.equals("anthropic")) {
+        return CheckResult.failed("model '" + model + "' not found");
+      }
+      if (response.statusCode() != 200) {
+        return CheckResult.failed("HTTP " + response.statusCode());
+      }
+      if (provider.equals("openai") && !response.body().contains("\"" + model + "\"")) {
+        return CheckResult.failed("model '" + model + "' not found");
+      }
+      return CheckResult.ok("model available");
+    } catch (java.net.http.HttpTimeoutException e) {
+      return CheckResult.failed("timed out after " + TIMEOUT.toSeconds() + "s");
+    } catch (java.net.ConnectException e) {
+      return CheckResult.failed("unreachable (connection refused)");
+    } catch (java.io.IOException e) {
+      return CheckResult.failed("unreachable (" + e.getClass().getSimpleName() + ")");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return CheckResult.failed("interrupted");
+    } catch (IllegalArgumentException e) {
+      return CheckResult.failed("bad base URL");
+    }
+  }
+}

@@ -1,0 +1,22 @@
+package ca.helu.pallas.runtime.serve;
+
+import ca.helu.pallas.runtime.loop.ModelClient;
+import ca.helu.pallas.runtime.loop.ToolServer;
+import ca.helu.pallas.runtime.mcp.HealthReport;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * What one agent needs from outside the process: its model, the servers whose tools it calls, and
+ * its health. Closing releases their connections and background probes.
+ */
+public interface AgentParts extends AutoCloseable {
+  ModelClient model();
+
+  List<ToolServer> toolServers();
+
+  Supplier<HealthReport> health();
+
+  @Override
+  void close();
+}

@@ -1,0 +1,241 @@
+package ca.helu.pallas.runtime.serve;
+
+import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.HeaderSpec;
+import ca.helu.pallas.api.McpServerSpec;
+import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.ProviderSpec;
+import ca.helu.pallas.runtime.config.Environment;
+import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.downstream.McpToolServer;
+import ca.helu.pallas.runtime.health.CheckResult;
+import ca.helu.pallas.runtime.health.HealthMonitor;
+import ca.helu.pallas.runtime.health.InitializeProbe;
+import ca.helu.pallas.runtime.llm.BuiltInModels;
+import ca.helu.pallas.runtime.llm.ProviderModel;
+import ca.helu.pallas.runtime.llm.ProviderPreflight;
+import ca.helu.pallas.runtime.loop.ModelClient;
+import ca.helu.pallas.runtime.loop.ToolServer;
+import ca.helu.pallas.runtime.mcp.HealthReport;
+import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds agents' parts from the manifest: models (built-in or through a provider), MCP clients for
+ * downstream servers and peer agents, and health. Also runs the LLM preflight (warn only) and its
+ * periodic re-probe.
+ */
+public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(DefaultAgentParts.class);
+
+  /** Timings that tests and benchmarks may shorten. */
+  public record Timings(
+      Duration slowModelDelay,
+      Duration healthInterval,
+      Duration probeTimeout,
+      Duration providerReprobe,
+      Duration peerTimeout,
+      ProviderModel.Retry retry) {
+    public static final Timings DEFAULT =
+        new Timings(
+            BuiltInModels.DEFAULT_SLOW_DELAY,
+            Duration.ofSeconds(15),
+            InitializeProbe.DEFAULT_TIMEOUT,
+            Duration.ofMinutes(5),
+            Duration.ofMinutes(10),
+            ProviderModel.Retry.DEFAULT);
+  }
+
+  private final Secrets secrets;
+  private final PallasMetrics metrics;
+  private final Timings timings;
+  private final HttpClient http =
+      HttpClient.newBuilder()
+          .connectTimeout(Duration.ofSeconds(3))
+          .version(HttpClient.Version.HTTP_1_1)
+          .build();
+  private final Map<String, CheckResult> providerChecks = new ConcurrentHashMap<>();
+  private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
+  private final ScheduledExecutorService reprobe =
+      Executors.newSingleThreadScheduledExecutor(
+          Thread.ofPlatform().daemon().name("pallas-llm-reprobe").factory());
+
+  public DefaultAgentParts(Environment env, PallasMetrics metrics) {
+    this(env, metrics, Timings.DEFAULT);
+  }
+
+  public DefaultAgentParts(Environment env, PallasMetrics metrics, Timings timings) {
+    this.secrets = new Secrets(env);
+    this.metrics = metrics;
+    this.timings = timings;
+  }
+
+  /** provider and model of a model string: openai.gpt-4o, anthropic.x, or a built-in name. */
+  record Model(String provider, String name) {
+    static Model of(String model) {
+      if (BuiltInModels.isBuiltIn(model)) {
+        return new Model(model, model);
+      }
+      int dot = model.indexOf('.');
+      return new Model(model.substring(0, dot), model.substring(dot + 1));
+    }
+
+    String key() {
+      return provider + "." + name;
+    }
+  }
+
+  /** Checks every model the agents use, once now (warn only) and again every re-probe period. */
+  public void preflight(PallasDeploymentSpec spec) {
+    Map<String, Model> models = new LinkedHashMap<>();
+    for (AgentSpec agent : spec.effectiveAgents()) {
+      Model m = Model.of(spec.modelOf(agent));
+      models.put(m.key(), m);
+    }
+    Runnable probeAll =
+        () ->
+            models.values().parallelStream()
+                .forEach(m -> {
+                  CheckResult r =
+                      new ProviderPreflight(http)
+                          .check(m.provider(), m.name(), providerSpec(spec, m), secrets);
+                  CheckResult before = providerChecks.put(m.key(), r);
+                  metrics.providerUp(m.provider(), r.ok());
+                  if (!r.ok() && (before == null || before.ok())) {
+                    LOG.warn("LLM preflight failed for {}: {}", m.key(), r.message());
+                  } else if (r.ok() && before != null && !before.ok()) {
+                    LOG.info("LLM provider {} is reachable again", m.key());
+                  }
+                });
+    probeAll.run();
+    long period = timings.providerReprobe().toMillis();
+    reprobe.scheduleWithFixedDelay(probeAll, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  private static ProviderSpec providerSpec(PallasDeploymentSpec spec, Model m) {
+    return switch (m.provider()) {
+      case "openai" -> spec.effectiveProviders().openai();
+      case "anthropic" -> spec.effectiveProviders().anthropic();
+      default -> null;
+    };
+  }
+
+  @Override
+  public AgentParts create(PallasDeploymentSpec spec, AgentSpec agent, PeerUrls peers) {
+    Model m = Model.of(spec.modelOf(agent));
+    ModelClient model =
+        BuiltInModels.isBuiltIn(m.provider())
+            ? BuiltInModels.create(m.provider(), timings.slowModelDelay())
+            : ProviderModel.create(
+                m.provider(),
+                m.name(),
+                providerSpec(spec, m),
+                secrets,
+                agent.effectiveRequestParams(),
+                timings.retry(),
+                agent.name());
+    List<McpToolServer> servers = new ArrayList<>();
+    List<HealthMonitor.Target> targets = new ArrayList<>();
+    for (String name : agent.effectiveServers()) {
+      McpServerSpec server = spec.mcpServer(name).orElse(null);
+      McpToolServer client;
+      if (server != null) {
+        client =
+            new McpToolServer(
+                name,
+                server.url(),
+                headers(agent, server),
+                server.effectiveForwardInboundAuth(),
+                Duration.ofSeconds(server.effectiveTimeoutSeconds()),
+                tool -> true);
+      } else {
+        AgentSpec peer = spec.agent(name).orElseThrow();
+        // another agent: the model sees only its agent-named tool, not send_message/get_health
+        client =
+            new McpToolServer(
+                name, peers.of(peer), Map.of(), false, timings.peerTimeout(), peer.name()::equals);
+      }
+      servers.add(client);
+      targets.add(new HealthMonitor.Target(name, client.url(), client.headers()));
+    }
+    Supplier<CheckResult> providerCheck = () -> providerChecks.get(m.key());
+    HealthMonitor monitor =
+        new HealthMonitor(
+            targets,
+            new InitializeProbe(http, timings.probeTimeout()),
+            m.provider(),
+            providerCheck,
+            (server, up) -> metrics.downstreamUp(agent.name(), server, up),
+            timings.healthInterval());
+    Parts parts = new Parts(model, List.copyOf(servers), monitor);
+    opened.add(parts);
+    return parts;
+  }
+
+  private Map<String, String> headers(AgentSpec agent, McpServerSpec server) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (HeaderSpec h : server.effectiveHeaders()) {
+      if (h.value() != null) {
+        out.put(h.name(), h.value());
+        continue;
+      }
+      secrets
+          .resolve(h.valueFrom())
+          .ifPresentOrElse(
+              v -> out.put(h.name(), v),
+              () ->
+                  LOG.warn(
+                      "agent {}: header {} for server {} is not sent: {} is not set",
+                      agent.name(),
+                      h.name(),
+                      server.name(),
+                      Secrets.describe(h.valueFrom())));
+    }
+    return out;
+  }
+
+  private record Parts(ModelClient model, List<McpToolServer> servers, HealthMonitor monitor)
+      implements AgentParts {
+    @Override
+    public List<ToolServer> toolServers() {
+      return List.copyOf(servers);
+    }
+
+    @Override
+    public Supplier<HealthReport> health() {
+      return monitor::report;
+    }
+
+    @Override
+    public void close() {
+      monitor.close();
+      servers.forEach(McpToolServer::close);
+    }
+  }
+
+  @Override
+  public void close() {
+    reprobe.shutdownNow();
+    for (AutoCloseable c : opened) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        // closing anyway
+      }
+    }
+    opened.clear();
+  }
+}

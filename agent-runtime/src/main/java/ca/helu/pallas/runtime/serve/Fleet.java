@@ -1,0 +1,250 @@
+package ca.helu.pallas.runtime.serve;
+
+import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.runtime.loop.AgentLoop;
+import ca.helu.pallas.runtime.mcp.AgentMcpServer;
+import ca.helu.pallas.runtime.mcp.InFlight;
+import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.registry.RegistryServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A whole PallasDeployment in one process (seed 001's startup sequence): the registry, then agents
+ * in dependency waves, each wave ready before the next starts. Or one agent alone.
+ */
+public final class Fleet implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Fleet.class);
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
+
+  private final PallasDeployment deployment;
+  private final ServeOptions options;
+  private final PallasMetrics metrics;
+  private final AgentPartsFactory partsFactory;
+  private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
+  private RegistryServer registry;
+
+  public Fleet(
+      PallasDeployment deployment,
+      ServeOptions options,
+      PallasMetrics metrics,
+      AgentPartsFactory partsFactory) {
+    this.deployment = deployment;
+    this.options = options;
+    this.metrics = metrics;
+    this.partsFactory = partsFactory;
+  }
+
+  private PallasDeploymentSpec spec() {
+    return deployment.spec();
+  }
+
+  /** The URL published for an agent: spec.host (default localhost) and its port. */
+  public String publicUrl(AgentSpec agent) {
+    String host = spec().host() == null ? "localhost" : spec().host();
+    return "http://" + host + ":" + spec().portOf(agent) + "/mcp";
+  }
+
+  public String registryUrl() {
+    String host = spec().host() == null ? "localhost" : spec().host();
+    return "http://"
+        + host
+        + ":"
+        + spec().effectiveRegistry().effectivePort()
+        + "/.well-known/mcp/server.json";
+  }
+
+  private String peerUrl(AgentSpec peer) {
+    return options
+        .peerUrlTemplate()
+        .replace("{name}", peer.name())
+        .replace("{dnsName}", peer.name().replace('_', '-'))
+        .replace("{port}", Integer.toString(spec().portOf(peer)));
+  }
+
+  /** Starts everything; on failure stops what started and rethrows. */
+  public Fleet start() {
+    try {
+      spec().effectiveAgents().forEach(a -> metrics.agentInfo(a.name(), spec().portOf(a)));
+      if (options.onlyAgent() != null) {
+        AgentSpec agent =
+            spec()
+                .agent(options.onlyAgent())
+                .orElseThrow(() ->
+                    new IllegalArgumentException(
+                        "--agent "
+                            + options.onlyAgent()
+                            + ": no such agent in "
+                            + deployment.name()
+                            + " (agents: "
+                            + spec().effectiveAgents().stream().map(AgentSpec::name).toList()
+                            + ")"));
+        startAgent(agent);
+        return this;
+      }
+      Function<AgentSpec, String> urls = this::publicUrl;
+      registry =
+          new RegistryServer(
+              options.bindAddress(),
+              spec().effectiveRegistry().effectivePort(),
+              spec(),
+              urls,
+              metrics);
+      bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
+      for (List<String> wave : StartOrder.waves(spec())) {
+        for (String name : wave) {
+          startAgent(spec().agent(name).orElseThrow());
+        }
+        for (String name : wave) {
+          awaitReady(name, spec().portOf(spec().agent(name).orElseThrow()));
+        }
+      }
+      return this;
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void startAgent(AgentSpec agent) {
+    int port = spec().portOf(agent);
+    AgentParts parts = partsFactory.create(spec(), agent, this::peerUrl);
+    try {
+      AgentLoop loop =
+          new AgentLoop(
+              agent.name(),
+              agent.instruction(),
+              parts.model(),
+              parts.toolServers(),
+              agent.effectiveRequestParams(),
+              metrics,
+              ToolSpecifications::of);
+      InFlight inFlight = new InFlight();
+      AgentMcpServer mcp =
+          new AgentMcpServer(
+              agent.name(),
+              agent.effectiveTitle(),
+              spec().effectiveVersion(),
+              agent.effectiveDescription(),
+              loop,
+              spec().effectiveModelCapabilities().effectiveVision(),
+              agent.effectiveInstanceScope(),
+              parts.health(),
+              metrics,
+              inFlight,
+              options.allowedOrigins());
+      AgentHost host =
+          new AgentHost(agent.name(), options.bindAddress(), port, mcp, inFlight, metrics, parts);
+      bind("agent " + agent.name(), port, host::start);
+      agents.put(agent.name(), host);
+      LOG.info("agent {} serving on port {}", agent.name(), port);
+    } catch (RuntimeException e) {
+      parts.close();
+      throw e;
+    }
+  }
+
+  private static void bind(String what, int port, Runnable start) {
+    try {
+      start.run();
+    } catch (RuntimeException e) {
+      Throwable cause = e;
+      while (cause.getCause() != null && !(cause instanceof java.net.BindException)) {
+        cause = cause.getCause();
+      }
+      if (cause instanceof java.net.BindException) {
+        throw new IllegalStateException(
+            "cannot listen on port " + port + " for " + what + ": " + cause.getMessage(), e);
+      }
+      throw e;
+    }
+  }
+
+  /** Seed 001 step 5: a dependency answers on its port before its dependants start. */
+  private static void awaitReady(String agent, int port) {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
+            .timeout(Duration.ofSeconds(2))
+            .build();
+    while (System.nanoTime() < deadline) {
+      try {
+        if (http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+          return;
+        }
+      } catch (java.io.IOException e) {
+        // not yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for agent " + agent);
+      }
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for agent " + agent);
+      }
+    }
+    throw new IllegalStateException(
+        "agent " + agent + " did not become ready on port " + port + " within " + READY_TIMEOUT);
+  }
+
+  /** What `serve` prints once everything listens. */
+  public List<String> banner() {
+    List<String> lines = new ArrayList<>();
+    if (registry != null) {
+      lines.add("registry: " + registryUrl());
+    }
+    for (AgentSpec agent : spec().effectiveAgents()) {
+      if (agents.containsKey(agent.name())) {
+        lines.add("agent " + agent.name() + ": " + publicUrl(agent));
+      }
+    }
+    return lines;
+  }
+
+  public AgentHost agent(String name) {
+    return agents.get(name);
+  }
+
+  /** Refuses new calls, waits for running ones, then stops every listener. */
+  public void drainAndClose(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (AgentHost host : agents.values()) {
+      try {
+        long left = Math.max(0, deadline - System.nanoTime());
+        if (!host.drain(Duration.ofNanos(left))) {
+          LOG.warn(
+              "agent {}: calls still running after {}; stopping anyway", host.agent(), timeout);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    close();
+  }
+
+  @Override
+  public void close() {
+    agents.values().forEach(AgentHost::close);
+    agents.clear();
+    if (registry != null) {
+      registry.close();
+      registry = null;
+    }
+  }
+}

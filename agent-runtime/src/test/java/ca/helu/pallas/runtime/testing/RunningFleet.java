@@ -1,0 +1,96 @@
+package ca.helu.pallas.runtime.testing;
+
+import ca.helu.pallas.api.ManifestParser;
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.runtime.config.Environment;
+import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.serve.DefaultAgentParts;
+import ca.helu.pallas.runtime.serve.Fleet;
+import ca.helu.pallas.runtime.serve.ServeOptions;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.Map;
+
+/**
+ * A whole PallasDeployment served in this JVM on free ports, exactly as {@code serve} runs it.
+ * Manifests use placeholders {@code ${port:NAME}} that become free ports.
+ */
+public final class RunningFleet implements AutoCloseable {
+  private final Fleet fleet;
+  private final DefaultAgentParts parts;
+  private final PallasDeployment deployment;
+  private final PallasMetrics metrics;
+
+  private RunningFleet(String yaml, Map<String, String> env, ServeOptions options) {
+    deployment = ManifestParser.parse(yaml, "test manifest");
+    metrics = new PallasMetrics();
+    parts = new DefaultAgentParts(new Environment(env), metrics);
+    parts.preflight(deployment.spec());
+    fleet = new Fleet(deployment, options, metrics, parts).start();
+  }
+
+  public static RunningFleet start(String yaml) {
+    return start(yaml, Map.of());
+  }
+
+  public static RunningFleet start(String yaml, Map<String, String> env) {
+    return new RunningFleet(
+        withFreePorts(yaml), env, ServeOptions.local().withBindAddress("127.0.0.1"));
+  }
+
+  public static RunningFleet start(String yaml, Map<String, String> env, ServeOptions options) {
+    return new RunningFleet(withFreePorts(yaml), env, options);
+  }
+
+  /** Replaces each distinct ${port:NAME} with a free port. */
+  public static String withFreePorts(String yaml) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\\$\\{port:([a-z0-9_-]+)}").matcher(yaml);
+    Map<String, Integer> ports = new java.util.HashMap<>();
+    StringBuilder out = new StringBuilder();
+    while (m.find()) {
+      int port = ports.computeIfAbsent(m.group(1), k -> freePort());
+      m.appendReplacement(out, Integer.toString(port));
+    }
+    m.appendTail(out);
+    return out.toString();
+  }
+
+  public static int freePort() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public String mcpUrl(String agent) {
+    return "http://127.0.0.1:" + port(agent) + "/mcp";
+  }
+
+  public String baseUrl(String agent) {
+    return "http://127.0.0.1:" + port(agent);
+  }
+
+  public int port(String agent) {
+    return deployment.spec().portOf(deployment.spec().agent(agent).orElseThrow());
+  }
+
+  public String registryBase() {
+    return "http://127.0.0.1:" + deployment.spec().effectiveRegistry().effectivePort();
+  }
+
+  public Fleet fleet() {
+    return fleet;
+  }
+
+  public PallasMetrics metrics() {
+    return metrics;
+  }
+
+  @Override
+  public void close() {
+    fleet.close();
+    parts.close();
+  }
+}

@@ -1,0 +1,68 @@
+"""README's first command: serve examples/quickstart.yaml, as a user types it."""
+
+import signal
+import subprocess
+import time
+
+import httpx
+import pytest
+
+import daedalus
+from conftest import ROOT, java, jar, wait_for
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def quickstart():
+    process = subprocess.Popen(
+        [java(), "-jar", str(jar()), "serve", "-f", "examples/quickstart.yaml"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    banner = []
+    deadline = time.monotonic() + 60
+    while len(banner) < 3 and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        if not line.startswith("{"):  # JSON log lines interleave with the banner
+            banner.append(line.strip())
+    yield process, banner
+    if process.poll() is None:
+        process.kill()
+
+
+def test_prints_the_registry_and_agent_urls(quickstart):
+    _, banner = quickstart
+    assert banner == [
+        "registry: http://localhost:24200/.well-known/mcp/server.json",
+        "agent helper: http://localhost:24201/mcp",
+        "agent coordinator: http://localhost:24202/mcp",
+    ]
+
+
+async def test_the_quickstart_agents_answer(quickstart):
+    wait_for("http://localhost:24202/readyz")
+    entries = daedalus.fetch_registry("http://localhost:24200")
+    assert [e["server"]["name"] for e in entries] == ["local.pallas.quickstart/helper", "local.pallas.quickstart/coordinator"]
+    async with daedalus.session("http://localhost:24202/mcp") as s:
+        result, progress = await daedalus.chat(s, "coordinator", '***CALL_TOOL helper__helper {"message": "hi"}')
+        assert result.content[0].text == "hi"
+        assert "helper/helper: completed" in [p["message"] for p in progress]
+
+
+def test_sigterm_stops_cleanly(quickstart):
+    process, _ = quickstart
+    process.send_signal(signal.SIGTERM)
+    # the JVM reports a SIGTERM exit as 143 (128 + 15) once its shutdown hooks have drained the calls
+    assert process.wait(timeout=40) in (0, 143)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get("http://localhost:24200/.well-known/mcp/server.json")
