@@ -22,10 +22,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def java() -> str:
-    return os.environ.get("PALLAS_JAVA", "java")
-
-
 def jar() -> Path:
     path = Path(os.environ.get("PALLAS_JAR", ROOT / "agent-runtime/target/pallas-agent-runtime.jar"))
     if not path.exists():
@@ -33,10 +29,12 @@ def jar() -> Path:
     return path
 
 
-def wait_for(url: str, timeout: float = 60.0) -> None:
+def wait_for(url: str, timeout: float = 60.0, process: subprocess.Popen | None = None) -> None:
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode} before {url} answered")
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:
@@ -96,15 +94,16 @@ def deployment():
     log = work / "serve.log"
     with open(log, "w") as out:
         process = subprocess.Popen(
-            [java(), "-Xmx256m", "-jar", str(jar()), "serve", "-f", str(work / "deployment.yaml")],
+            [str(ROOT / "pallas"), "serve", "-f", str(work / "deployment.yaml")],
             cwd=work,
+            env={**os.environ, "PALLAS_JAVA_OPTS": "-Xmx256m"},
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     try:
-        wait_for(f"http://localhost:{registry_port}/.well-known/mcp/server.json")
+        wait_for(f"http://localhost:{registry_port}/.well-known/mcp/server.json", process=process)
         for port in ports.values():
-            wait_for(f"http://localhost:{port}/readyz")
+            wait_for(f"http://localhost:{port}/readyz", process=process)
         yield Deployment(registry_port, ports, process, log)
     except Exception:
         sys.stderr.write(log.read_text())

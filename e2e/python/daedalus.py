@@ -39,7 +39,7 @@ async def session(url: str, headers: dict | None = None):
 
 async def health(s: ClientSession) -> dict:
     result = await s.call_tool("get_health")
-    assert not result.isError
+    assert not is_error(result)
     return json.loads(result.content[0].text)
 
 
@@ -53,3 +53,13 @@ async def chat(s: ClientSession, tool: str, message: str, **extra) -> tuple[obje
     # The SDK puts a progressToken into _meta when a progress callback is given.
     result = await s.call_tool(tool, arguments={"message": message, **extra}, progress_callback=on_progress)
     return result, seen
+
+
+def is_error(result) -> bool:
+    """CallToolResult.isError (SDK 1.x) / is_error (SDK 2.x)."""
+    return bool(getattr(result, "is_error", getattr(result, "isError", False)))
+
+
+def input_schema(tool) -> dict:
+    """Tool.inputSchema (SDK 1.x) / input_schema (SDK 2.x)."""
+    return getattr(tool, "input_schema", None) or getattr(tool, "inputSchema")

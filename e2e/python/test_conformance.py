@@ -1,5 +1,6 @@
 """The MCP conformance suite's server scenarios that apply to any server (no fixed tool names)."""
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -31,4 +32,7 @@ def test_conformance_scenario(deployment, scenario):
     )
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
-    assert "FAILURE" not in output.upper().replace("0 FAILURE", ""), output
+    summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings", output)
+    assert summary, output
+    passed, total, failed, warnings = map(int, summary.groups())
+    assert total > 0 and passed == total and failed == 0 and warnings == 0, output

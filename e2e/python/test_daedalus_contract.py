@@ -44,7 +44,7 @@ async def test_every_agent_lists_tools_and_answers_health(deployment):
         async with daedalus.session(daedalus.mcp_url(entry)) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert {"send_message", "get_health", agent} <= tools.keys()
-            assert tools["get_health"].inputSchema == {
+            assert daedalus.input_schema(tools["get_health"]) == {
                 "type": "object",
                 "properties": {},
                 "additionalProperties": False,
@@ -60,7 +60,7 @@ async def test_every_agent_lists_tools_and_answers_health(deployment):
 async def test_send_message_with_progress_as_daedalus_renders_it(deployment):
     async with daedalus.session(deployment.mcp_url("coordinator")) as s:
         result, progress = await daedalus.chat(s, "coordinator", "***CALL_TOOL helper__helper {\"message\": \"ping\"}")
-        assert not result.isError, result
+        assert not daedalus.is_error(result), result
         assert result.content[0].text == "ping"
         messages = [p["message"] for p in progress]
         assert messages == [
@@ -82,7 +82,7 @@ async def test_history_prompt_returns_the_conversation(deployment):
         prompts = {p.name for p in (await s.list_prompts()).prompts}
         assert "coordinator_history" in prompts
         result, _ = await daedalus.chat(s, "send_message", "remember the number 7")
-        assert not result.isError
+        assert not daedalus.is_error(result)
         history = await s.get_prompt("coordinator_history")
         texts = [(m.role, m.content.text) for m in history.messages]
         assert texts == [("user", "remember the number 7"), ("assistant", "remember the number 7")]
@@ -99,12 +99,12 @@ async def test_request_scope_agent_has_no_history_prompt(deployment):
 async def test_bad_input_gets_a_clear_tool_error(deployment):
     async with daedalus.session(deployment.mcp_url("helper")) as s:
         result = await s.call_tool("send_message", arguments={"message": ""})
-        assert result.isError and "must not be empty" in result.content[0].text
+        assert daedalus.is_error(result) and "must not be empty" in result.content[0].text
         image = base64.b64encode(b"\x89PNG fake").decode()
         result = await s.call_tool(
             "send_message", arguments={"message": "look", "images": [{"data": image, "mime_type": "image/png"}]}
         )
-        assert result.isError and "not vision-capable" in result.content[0].text
+        assert daedalus.is_error(result) and "not vision-capable" in result.content[0].text
 
 
 async def test_concurrent_health_polls_and_chats(deployment):

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 import daedalus
-from conftest import ROOT, java, jar, wait_for
+from conftest import ROOT, jar, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -20,8 +20,10 @@ def anyio_backend():
 
 @pytest.fixture(scope="module")
 def quickstart():
+    jar()  # built by the Maven build before these tests
+    # README's first command, after its build step, exactly as written
     process = subprocess.Popen(
-        [java(), "-jar", str(jar()), "serve", "-f", "examples/quickstart.yaml"],
+        ["./pallas", "serve", "-f", "examples/quickstart.yaml"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
