@@ -1,0 +1,92 @@
+package ca.helu.pallas.runtime.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Streamable HTTP by hand over one shared HttpClient: cheap enough to hold hundreds of concurrent
+ * sessions with distinct bearers (an SDK client costs a selector thread each).
+ */
+public final class RawMcp {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  private final String url;
+  private final String bearer;
+  private final String session;
+
+  private RawMcp(String url, String bearer, String session) {
+    this.url = url;
+    this.bearer = bearer;
+    this.session = session;
+  }
+
+  public static RawMcp open(String url, String bearer) throws Exception {
+    RawMcp unopened = new RawMcp(url, bearer, null);
+    HttpResponse<String> init =
+        unopened.post(
+            "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                + "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}");
+    String session = init.headers().firstValue("mcp-session-id").orElseThrow();
+    RawMcp open = new RawMcp(url, bearer, session);
+    open.post("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    return open;
+  }
+
+  /** tools/call; returns the JSON-RPC result (from a JSON or an SSE response). */
+  public JsonNode callTool(String tool, Map<String, Object> arguments) throws Exception {
+    String body =
+        JSON.writeValueAsString(
+            Map.of(
+                "jsonrpc",
+                "2.0",
+                "id",
+                1,
+                "method",
+                "tools/call",
+                "params",
+                Map.of("name", tool, "arguments", arguments)));
+    HttpResponse<String> response = post(body);
+    for (String line : response.body().split("\n")) {
+      String data = line.startsWith("data:") ? line.substring(5).strip() : line.strip();
+      if (data.startsWith("{") && data.contains("\"id\"")) {
+        JsonNode node = JSON.readTree(data);
+        if (node.has("result")) {
+          return node.get("result");
+        }
+        if (node.has("error")) {
+          throw new IllegalStateException(node.get("error").toString());
+        }
+      }
+    }
+    throw new IllegalStateException("no result in: " + response.body());
+  }
+
+  public static String text(JsonNode result) {
+    return result.get("content").get(0).get("text").asText();
+  }
+
+  private HttpResponse<String> post(String body) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(url))
+            .timeout(Duration.ofSeconds(120))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (bearer != null) {
+      b.header("Authorization", "Bearer " + bearer);
+    }
+    if (session != null) {
+      b.header("Mcp-Session-Id", session);
+    }
+    return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+}

@@ -1,0 +1,169 @@
+package ca.helu.pallas.runtime.testing;
+
+import ca.helu.pallas.runtime.http.HttpHost;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.undertow.server.HttpHandler;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A real MCP server for tests, built on the Java SDK's Streamable HTTP servlet transport on
+ * Undertow (127.0.0.1, a free or given port). Tools: {@code echo {text}}, {@code whoami} (the
+ * Authorization header of that very call, or "none"), {@code sleep {ms}}, {@code fail}. Or, in
+ * {@link Mode#HANG} and {@link Mode#GARBAGE}, a server that accepts connections and never answers,
+ * or answers with something that is not JSON-RPC.
+ */
+public final class TestMcpServer implements AutoCloseable {
+  /** How the server behaves. */
+  public enum Mode {
+    MCP,
+    HANG,
+    GARBAGE
+  }
+
+  private static final String AUTH = "authorization";
+  private final HttpHost host;
+  private final McpSyncServer server;
+  private final List<String> authorizations = new CopyOnWriteArrayList<>();
+  private final AtomicInteger deletes = new AtomicInteger();
+
+  private TestMcpServer(Mode mode, int port) {
+    if (mode == Mode.MCP) {
+      var json = McpJsonDefaults.getMapper();
+      HttpServletStreamableServerTransportProvider transport =
+          HttpServletStreamableServerTransportProvider.builder()
+              .jsonMapper(json)
+              .mcpEndpoint("/mcp")
+              .contextExtractor(request -> {
+                String auth = request.getHeader("Authorization");
+                if ("DELETE".equals(request.getMethod())) {
+                  deletes.incrementAndGet();
+                }
+                return McpTransportContext.create(Map.of(AUTH, auth == null ? "none" : auth));
+              })
+              .build();
+      server =
+          McpServer.sync(transport)
+              .serverInfo("test-mcp", "1.0.0")
+              .jsonMapper(json)
+              .tools(
+                  tool(
+                      "echo",
+                      "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}",
+                      (ctx, args) -> text(String.valueOf(args.getOrDefault("text", "")))),
+                  tool(
+                      "whoami",
+                      "{\"type\":\"object\",\"properties\":{}}",
+                      (ctx, args) -> {
+                        String auth = String.valueOf(ctx.get(AUTH));
+                        authorizations.add(auth);
+                        return text(auth);
+                      }),
+                  tool(
+                      "sleep",
+                      "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}",
+                      (ctx, args) -> {
+                        try {
+                          Thread.sleep(((Number) args.getOrDefault("ms", 1000)).longValue());
+                        } catch (InterruptedException e) {
+                          Thread.currentThread().interrupt();
+                        }
+                        return text("slept");
+                      }),
+                  tool(
+                      "fail",
+                      "{\"type\":\"object\",\"properties\":{}}",
+                      (ctx, args) ->
+                          McpSchema.CallToolResult.builder()
+                              .addTextContent("the fail tool always fails")
+                              .isError(true)
+                              .build()))
+              .build();
+      host = HttpHost.builder("127.0.0.1", port).servlet("/mcp", transport).build().start();
+    } else {
+      server = null;
+      HttpHandler handler =
+          mode == Mode.HANG
+              ? exchange ->
+                  exchange.dispatch(io.undertow.util.SameThreadExecutor.INSTANCE, () -> {})
+              : exchange ->
+                  HttpHost.send(
+                      exchange,
+                      200,
+                      "application/json",
+                      "not json".getBytes(StandardCharsets.UTF_8));
+      host = HttpHost.builder("127.0.0.1", port).exact("/mcp", handler).build().start();
+    }
+  }
+
+  public static TestMcpServer start() {
+    return new TestMcpServer(Mode.MCP, 0);
+  }
+
+  public static TestMcpServer start(Mode mode) {
+    return new TestMcpServer(mode, 0);
+  }
+
+  public static TestMcpServer start(Mode mode, int port) {
+    return new TestMcpServer(mode, port);
+  }
+
+  private interface Handler {
+    McpSchema.CallToolResult call(McpTransportContext ctx, Map<String, Object> args);
+  }
+
+  private static McpServerFeatures.SyncToolSpecification tool(
+      String name, String schema, Handler handler) {
+    return McpServerFeatures.SyncToolSpecification.builder()
+        .tool(
+            McpSchema.Tool.builder()
+                .name(name)
+                .description("test tool " + name)
+                .inputSchema(McpJsonDefaults.getMapper(), schema)
+                .build())
+        .callHandler((exchange, request) ->
+            handler.call(
+                exchange.transportContext(),
+                request.arguments() == null ? Map.of() : request.arguments()))
+        .build();
+  }
+
+  private static McpSchema.CallToolResult text(String text) {
+    return McpSchema.CallToolResult.builder().addTextContent(text).isError(false).build();
+  }
+
+  public String url() {
+    return "http://127.0.0.1:" + host.port() + "/mcp";
+  }
+
+  public int port() {
+    return host.port();
+  }
+
+  /** Authorization headers seen by whoami, one per call, in order. */
+  public List<String> authorizations() {
+    return authorizations;
+  }
+
+  /** DELETE requests received (session teardowns, e.g. by the health probe). */
+  public int deletes() {
+    return deletes.get();
+  }
+
+  @Override
+  public void close() {
+    if (server != null) {
+      server.closeGracefully();
+    }
+    host.close();
+  }
+}
