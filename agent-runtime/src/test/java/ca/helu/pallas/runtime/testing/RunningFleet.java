@@ -21,10 +21,14 @@ public final class RunningFleet implements AutoCloseable {
   private final PallasDeployment deployment;
   private final PallasMetrics metrics;
 
-  private RunningFleet(String yaml, Map<String, String> env, ServeOptions options) {
+  private RunningFleet(
+      String yaml,
+      Map<String, String> env,
+      ServeOptions options,
+      DefaultAgentParts.Timings timings) {
     deployment = ManifestParser.parse(yaml, "test manifest");
     metrics = new PallasMetrics();
-    parts = new DefaultAgentParts(new Environment(env), metrics);
+    parts = new DefaultAgentParts(new Environment(env), metrics, timings);
     parts.preflight(deployment.spec());
     fleet = new Fleet(deployment, options, metrics, parts).start();
   }
@@ -34,12 +38,13 @@ public final class RunningFleet implements AutoCloseable {
   }
 
   public static RunningFleet start(String yaml, Map<String, String> env) {
-    return new RunningFleet(
-        withFreePorts(yaml), env, ServeOptions.local().withBindAddress("127.0.0.1"));
+    return start(yaml, env, DefaultAgentParts.Timings.DEFAULT);
   }
 
-  public static RunningFleet start(String yaml, Map<String, String> env, ServeOptions options) {
-    return new RunningFleet(withFreePorts(yaml), env, options);
+  public static RunningFleet start(
+      String yaml, Map<String, String> env, DefaultAgentParts.Timings timings) {
+    return new RunningFleet(
+        withFreePorts(yaml), env, ServeOptions.local().withBindAddress("127.0.0.1"), timings);
   }
 
   /** Replaces each distinct ${port:NAME} with a free port. */
