@@ -24,6 +24,10 @@ import java.util.function.Supplier;
  * buffers kept RSS far above -Xmx.
  */
 public final class HttpHost implements AutoCloseable {
+  private static final java.util.concurrent.Executor SERVLET_THREADS =
+      java.util.concurrent.Executors.newThreadPerTaskExecutor(
+          Thread.ofVirtual().name("pallas-http-", 0).factory());
+
   private final Undertow undertow;
   private final DeploymentManager deployment;
 
@@ -147,6 +151,11 @@ public final class HttpHost implements AutoCloseable {
                 .setClassLoader(HttpHost.class.getClassLoader())
                 .setContextPath("/")
                 .setDeploymentName("mcp-" + port)
+                // the SDK's servlet blocks its thread until a call's response stream ends, so
+                // servlet requests run on virtual threads: an in-flight call (a slow LLM turn)
+                // then costs a virtual thread instead of one of Undertow's few workers
+                .setExecutor(SERVLET_THREADS)
+                .setAsyncExecutor(SERVLET_THREADS)
                 .addServlet(
                     Servlets.servlet(
                             "mcp", servlet.getClass(), new ImmediateInstanceFactory<>(servlet))
