@@ -78,6 +78,7 @@ final class RegistryCommand implements Callable<Integer> {
             .start();
     System.out.println(
         "registry: http://localhost:" + server.port() + "/.well-known/mcp/server.json");
+    metrics.bindJvmMetrics();
     ScheduledExecutorService reload = Executors.newSingleThreadScheduledExecutor();
     AtomicReference<String> lastText = new AtomicReference<>(Files.readString(file));
     reload.scheduleWithFixedDelay(

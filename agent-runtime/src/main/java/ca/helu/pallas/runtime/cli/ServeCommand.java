@@ -87,6 +87,7 @@ final class ServeCommand implements Callable<Integer> {
     }
     fleet.banner().forEach(System.out::println);
     System.out.flush();
+    metrics.bindJvmMetrics();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

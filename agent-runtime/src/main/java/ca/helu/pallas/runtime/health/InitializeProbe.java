@@ -20,10 +20,10 @@ public final class InitializeProbe {
           + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
           + "\"clientInfo\":{\"name\":\"pallas-health\",\"version\":\"1.0.0\"}}}";
 
-  private final HttpClient http;
+  private final java.util.function.Supplier<HttpClient> http;
   private final Duration timeout;
 
-  public InitializeProbe(HttpClient http, Duration timeout) {
+  public InitializeProbe(java.util.function.Supplier<HttpClient> http, Duration timeout) {
     this.http = http;
     this.timeout = timeout;
   }
@@ -39,7 +39,8 @@ public final class InitializeProbe {
               .POST(HttpRequest.BodyPublishers.ofString(INITIALIZE));
       headers.forEach(post::header);
       HttpResponse<String> response =
-          http.sendAsync(post.build(), HttpResponse.BodyHandlers.ofString())
+          http.get()
+              .sendAsync(post.build(), HttpResponse.BodyHandlers.ofString())
               .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
       if (response.statusCode() / 100 != 2) {
         return CheckResult.failed("HTTP " + response.statusCode());
@@ -84,7 +85,7 @@ public final class InitializeProbe {
             .DELETE();
     headers.forEach(delete::header);
     try {
-      http.send(delete.build(), HttpResponse.BodyHandlers.discarding());
+      http.get().send(delete.build(), HttpResponse.BodyHandlers.discarding());
     } catch (Exception e) {
       // the probe already succeeded; a failed teardown only leaves one idle session behind
     }

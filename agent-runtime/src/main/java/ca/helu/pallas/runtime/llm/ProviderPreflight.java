@@ -16,9 +16,9 @@ import java.time.Duration;
  */
 public final class ProviderPreflight {
   public static final Duration TIMEOUT = Duration.ofSeconds(5);
-  private final HttpClient http;
+  private final java.util.function.Supplier<HttpClient> http;
 
-  public ProviderPreflight(HttpClient http) {
+  public ProviderPreflight(java.util.function.Supplier<HttpClient> http) {
     this.http = http;
   }
 
@@ -42,7 +42,8 @@ public final class ProviderPreflight {
     }
     try {
       HttpResponse<String> response =
-          http.send(request.timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
+          http.get()
+              .send(request.timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() == 404 && provider.equals("anthropic")) {
         return CheckResult.failed("model '" + model + "' not found");
       }

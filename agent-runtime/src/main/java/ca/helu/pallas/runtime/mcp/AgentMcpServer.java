@@ -13,6 +13,7 @@ import dev.langchain4j.data.message.ImageContent;
 import dev.langchain4j.data.message.TextContent;
 import dev.langchain4j.data.message.UserMessage;
 import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.server.McpAsyncServer;
 import io.modelcontextprotocol.server.McpAsyncServerExchange;
 import io.modelcontextprotocol.server.McpServer;
@@ -143,6 +144,10 @@ public final class AgentMcpServer implements AutoCloseable {
             .serverInfo(agent, version)
             .jsonMapper(json)
             .validateToolInputs(false)
+            // our tools declare no output schema, so nothing is ever validated; this also spares
+            // loading the SDK's default JSON-schema library at startup
+            .jsonSchemaValidator(
+                (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null))
             .instructions(description)
             .tools(tools);
     if (scope != InstanceScope.REQUEST) {

@@ -49,6 +49,14 @@ public final class PallasMetrics {
 
   public PallasMetrics() {
     registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    gauge("pallas.up", "1 while the Pallas process is running", Tags.empty()).set(1000);
+  }
+
+  /**
+   * Adds JVM and process metrics. Binding them loads the management beans (about half a second on 2
+   * cores), so serve does it once agents are listening rather than before.
+   */
+  public void bindJvmMetrics() {
     new ClassLoaderMetrics().bindTo(registry);
     new JvmMemoryMetrics().bindTo(registry);
     new JvmGcMetrics().bindTo(registry);
@@ -56,7 +64,6 @@ public final class PallasMetrics {
     new ProcessorMetrics().bindTo(registry);
     new UptimeMetrics().bindTo(registry);
     new FileDescriptorMetrics().bindTo(registry);
-    gauge("pallas.up", "1 while the Pallas process is running", Tags.empty()).set(1000);
   }
 
   /** pallas_agent_info{agent, port} = 1. */

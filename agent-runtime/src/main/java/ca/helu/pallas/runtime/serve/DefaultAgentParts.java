@@ -62,11 +62,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
   private final Secrets secrets;
   private final PallasMetrics metrics;
   private final Timings timings;
-  private final HttpClient http =
-      HttpClient.newBuilder()
-          .connectTimeout(Duration.ofSeconds(3))
-          .version(HttpClient.Version.HTTP_1_1)
-          .build();
+  private volatile HttpClient http;
   private final Map<String, CheckResult> providerChecks = new ConcurrentHashMap<>();
   private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
   private final ScheduledExecutorService reprobe =
@@ -81,6 +77,24 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     this.secrets = new Secrets(env);
     this.metrics = metrics;
     this.timings = timings;
+  }
+
+  /** Built on first use: creating one initialises TLS, which a test-model fleet never needs. */
+  private HttpClient http() {
+    HttpClient client = http;
+    if (client == null) {
+      synchronized (this) {
+        if (http == null) {
+          http =
+              HttpClient.newBuilder()
+                  .connectTimeout(Duration.ofSeconds(3))
+                  .version(HttpClient.Version.HTTP_1_1)
+                  .build();
+        }
+        client = http;
+      }
+    }
+    return client;
   }
 
   /** provider and model of a model string: openai.gpt-4o, anthropic.x, or a built-in name. */
@@ -110,7 +124,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             models.values().parallelStream()
                 .forEach(m -> {
                   CheckResult r =
-                      new ProviderPreflight(http)
+                      new ProviderPreflight(this::http)
                           .check(m.provider(), m.name(), providerSpec(spec, m), secrets);
                   CheckResult before = providerChecks.put(m.key(), r);
                   metrics.providerUp(m.provider(), r.ok());
@@ -175,7 +189,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     HealthMonitor monitor =
         new HealthMonitor(
             targets,
-            new InitializeProbe(http, timings.probeTimeout()),
+            new InitializeProbe(this::http, timings.probeTimeout()),
             m.provider(),
             providerCheck,
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),

@@ -8,10 +8,6 @@ import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +23,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Fleet implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Fleet.class);
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
 
   private final PallasDeployment deployment;
   private final ServeOptions options;
@@ -103,12 +98,11 @@ public final class Fleet implements AutoCloseable {
               urls,
               metrics);
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
+      // seed 001 waits for each dependency's HTTP endpoint; in one process an agent's listener is
+      // bound and serving when start() returns, so each wave is ready before the next begins
       for (List<String> wave : StartOrder.waves(spec())) {
         for (String name : wave) {
           startAgent(spec().agent(name).orElseThrow());
-        }
-        for (String name : wave) {
-          awaitReady(name, spec().portOf(spec().agent(name).orElseThrow()));
         }
       }
       return this;
@@ -170,36 +164,6 @@ public final class Fleet implements AutoCloseable {
       }
       throw e;
     }
-  }
-
-  /** Seed 001 step 5: a dependency answers on its port before its dependants start. */
-  private static void awaitReady(String agent, int port) {
-    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-    HttpRequest request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
-            .timeout(Duration.ofSeconds(2))
-            .build();
-    while (System.nanoTime() < deadline) {
-      try {
-        if (http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return;
-        }
-      } catch (java.io.IOException e) {
-        // not yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for agent " + agent);
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while waiting for agent " + agent);
-      }
-    }
-    throw new IllegalStateException(
-        "agent " + agent + " did not become ready on port " + port + " within " + READY_TIMEOUT);
   }
 
   /** What `serve` prints once everything listens. */

@@ -10,6 +10,7 @@ class PallasMetricsTest {
   @Test
   void seedMetricNamesTypesAndLabels() {
     PallasMetrics m = new PallasMetrics();
+    m.bindJvmMetrics();
     m.agentInfo("research", 23031);
     m.sendMessage("research", true, Duration.ofMillis(120));
     m.sendMessage("research", false, Duration.ofMillis(5));

@@ -28,6 +28,7 @@ public final class RunningFleet implements AutoCloseable {
       DefaultAgentParts.Timings timings) {
     deployment = ManifestParser.parse(yaml, "test manifest");
     metrics = new PallasMetrics();
+    metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
     parts.preflight(deployment.spec());
     fleet = new Fleet(deployment, options, metrics, parts).start();
