@@ -79,6 +79,12 @@ class ProvidersIT {
                 - name: missing
                   port: ${port:missing}
                   model: openai.not-served
+                - name: serial
+                  port: ${port:serial}
+                  model: openai.qwen3-8b
+                  servers: [tools]
+                  instanceScope: request
+                  requestParams: {parallelToolCalls: false}
             """
                 .formatted(openai.baseUrl(), anthropic.baseUrl(), tools.url()),
             Map.of("TEST_OPENAI_KEY", OPENAI_KEY, "TEST_ANTHROPIC_KEY", ANTHROPIC_KEY),
@@ -271,6 +277,76 @@ class ProvidersIT {
       }
     }
     return out;
+  }
+
+  @Test
+  void toolCallsOfOneTurnRunInParallelUnlessDisabled() {
+    List<String[]> two =
+        List.of(
+            new String[] {"call_a", "tools__rendezvous", "{}"},
+            new String[] {"call_b", "tools__rendezvous", "{}"});
+    openai.then(openai.toolCalls(two), openai.text("both back", 1, 1));
+    try (McpSyncClient c = McpClients.connect(fleet.mcpUrl("oa"))) {
+      assertThat(text(send(c, "send_message", "go"))).isEqualTo("both back");
+    }
+    JsonNode results = openai.chatRequests().get(1).body().get("messages");
+    assertThat(results.get(3).get("content").asText()).isEqualTo("met");
+    assertThat(results.get(4).get("content").asText()).isEqualTo("met");
+
+    openai.reset();
+    openai.then(openai.toolCalls(two), openai.text("both back", 1, 1));
+    try (McpSyncClient c = McpClients.connect(fleet.mcpUrl("serial"))) {
+      assertThat(text(send(c, "send_message", "go"))).isEqualTo("both back");
+    }
+    List<String> serial = new java.util.ArrayList<>();
+    openai
+        .chatRequests()
+        .get(1)
+        .body()
+        .get("messages")
+        .forEach(m -> {
+          if (m.get("role").asText().equals("tool")) {
+            serial.add(m.get("content").asText());
+          }
+        });
+    assertThat(serial).as("one at a time, each waits alone").containsExactly("alone", "alone");
+  }
+
+  @Test
+  void imagesReachAVisionModelInTheProvidersFormat() throws Exception {
+    try (FakeLlmServer vision = FakeLlmServer.openAi("qwen-vl");
+        RunningFleet withVision =
+            RunningFleet.start(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: vision}
+                spec:
+                  registry: {port: ${port:registry}}
+                  modelCapabilities: {vision: true}
+                  providers: {openai: {baseUrl: "%s", apiKey: {value: k}}}
+                  agents: [{name: eyes, port: ${port:eyes}, model: openai.qwen-vl}]
+                """
+                    .formatted(vision.baseUrl()));
+        McpSyncClient c = McpClients.connect(withVision.mcpUrl("eyes"))) {
+      vision.then(vision.text("a red pixel", 5, 3));
+      String png =
+          java.util.Base64.getEncoder().encodeToString(new byte[] {(byte) 0x89, 'P', 'N', 'G'});
+      McpSchema.CallToolResult r =
+          c.callTool(
+              new McpSchema.CallToolRequest(
+                  "send_message",
+                  Map.of(
+                      "message",
+                      "what is this?",
+                      "images",
+                      List.of(Map.of("data", png, "mime_type", "image/png")))));
+      assertThat(text(r)).isEqualTo("a red pixel");
+      JsonNode content = vision.chatRequests().get(0).body().get("messages").get(0).get("content");
+      assertThat(content.toString())
+          .contains("what is this?")
+          .contains("data:image/png;base64," + png);
+    }
   }
 
   private static String metrics() {

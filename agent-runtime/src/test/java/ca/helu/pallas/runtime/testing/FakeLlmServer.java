@@ -147,6 +147,22 @@ public final class FakeLlmServer implements AutoCloseable {
     return new Reply(200, body.toString(), 0);
   }
 
+  /** An OpenAI answer asking for several tool calls at once: {id, tool, argumentsJson} each. */
+  public Reply toolCalls(List<String[]> calls) {
+    ObjectNode body = JSON.createObjectNode();
+    ObjectNode message = choice(body, "tool_calls");
+    message.putNull("content");
+    ArrayNode array = message.putArray("tool_calls");
+    for (String[] c : calls) {
+      ObjectNode call = array.addObject();
+      call.put("id", c[0]);
+      call.put("type", "function");
+      call.putObject("function").put("name", c[1]).put("arguments", c[2]);
+    }
+    usage(body, 10, 5);
+    return new Reply(200, body.toString(), 0);
+  }
+
   public static Reply status(int status) {
     return new Reply(
         status,

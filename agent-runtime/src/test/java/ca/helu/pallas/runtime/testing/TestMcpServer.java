@@ -17,10 +17,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A real MCP server for tests, built on the Java SDK's Streamable HTTP servlet transport on
- * Undertow (127.0.0.1, a free or given port). Tools: {@code echo {text}}, {@code whoami} (the
- * Authorization header of that very call, or "none"), {@code sleep {ms}}, {@code fail}. Or, in
- * {@link Mode#HANG} and {@link Mode#GARBAGE}, a server that accepts connections and never answers,
- * or answers with something that is not JSON-RPC.
+ * Undertow (127.0.0.1, a free or given port). Tools: {@code echo {text}}, {@code rendezvous}
+ * (\"met\" when two calls overlap), {@code whoami} (the Authorization header of that very call, or
+ * "none"), {@code sleep {ms}}, {@code fail}. Or, in {@link Mode#HANG} and {@link Mode#GARBAGE}, a
+ * server that accepts connections and never answers, or answers with something that is not
+ * JSON-RPC.
  */
 public final class TestMcpServer implements AutoCloseable {
   /** How the server behaves. */
@@ -35,6 +36,8 @@ public final class TestMcpServer implements AutoCloseable {
   private final McpSyncServer server;
   private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final AtomicInteger deletes = new AtomicInteger();
+  private final java.util.concurrent.CyclicBarrier rendezvous =
+      new java.util.concurrent.CyclicBarrier(2);
 
   private TestMcpServer(Mode mode, int port) {
     if (mode == Mode.MCP) {
@@ -78,6 +81,19 @@ public final class TestMcpServer implements AutoCloseable {
                           Thread.currentThread().interrupt();
                         }
                         return text("slept");
+                      }),
+                  tool(
+                      "rendezvous",
+                      "{\"type\":\"object\",\"properties\":{}}",
+                      (ctx, args) -> {
+                        // answers "met" only when another rendezvous call is in flight at once
+                        try {
+                          rendezvous.await(3, java.util.concurrent.TimeUnit.SECONDS);
+                          return text("met");
+                        } catch (Exception e) {
+                          rendezvous.reset();
+                          return text("alone");
+                        }
                       }),
                   tool(
                       "fail",
