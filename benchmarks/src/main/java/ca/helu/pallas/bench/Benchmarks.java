@@ -55,6 +55,14 @@ public final class Benchmarks {
     thousandInFlight();
     startup();
     String report = report();
+    // a hand-written "## Analysis" section in the existing file is kept under the new table
+    if (Files.exists(out)) {
+      String old = Files.readString(out);
+      int analysis = old.indexOf("\n## Analysis");
+      if (analysis >= 0) {
+        report += old.substring(analysis);
+      }
+    }
     Files.writeString(out, report);
     System.out.println(report);
   }

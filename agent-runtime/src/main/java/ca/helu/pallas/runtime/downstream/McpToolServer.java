@@ -43,6 +43,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Duration timeout;
   private final Predicate<String> exposed;
   private final Object lock = new Object();
+  private final Object listing = new Object();
   private McpAsyncClient client;
   private volatile List<McpSchema.Tool> tools;
 
@@ -87,15 +88,22 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     if (cached != null) {
       return cached;
     }
-    try {
-      McpSchema.ListToolsResult result = client().listTools().block(timeout);
-      List<McpSchema.Tool> fresh =
-          result.tools().stream().filter(t -> exposed.test(t.name())).toList();
-      tools = fresh;
-      return fresh;
-    } catch (RuntimeException e) {
-      reset();
-      throw new IllegalStateException(name + ": cannot list tools: " + describe(e), e);
+    // one listing at a time: a burst of first calls waits for it instead of each asking the server
+    synchronized (listing) {
+      cached = tools;
+      if (cached != null) {
+        return cached;
+      }
+      try {
+        McpSchema.ListToolsResult result = client().listTools().block(timeout);
+        List<McpSchema.Tool> fresh =
+            result.tools().stream().filter(t -> exposed.test(t.name())).toList();
+        tools = fresh;
+        return fresh;
+      } catch (RuntimeException e) {
+        reset();
+        throw new IllegalStateException(name + ": cannot list tools: " + describe(e), e);
+      }
     }
   }
 

@@ -36,12 +36,14 @@ public final class HealthMonitor implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final ScheduledFuture<?> periodic;
   private final Duration minInterval;
+  private final String unavailable;
   private volatile long lastRefresh;
 
   /**
    * @param provider the active LLM provider's last check
    * @param onResult told (server, up) after each probe, for pallas_downstream_up
    * @param interval background probe interval
+   * @param unavailable why the agent cannot process requests at all (status error), or null
    */
   public HealthMonitor(
       List<Target> targets,
@@ -49,7 +51,9 @@ public final class HealthMonitor implements AutoCloseable {
       String providerName,
       Supplier<CheckResult> provider,
       BiConsumer<String, Boolean> onResult,
-      Duration interval) {
+      Duration interval,
+      String unavailable) {
+    this.unavailable = unavailable;
     this.targets = List.copyOf(targets);
     this.probe = probe;
     this.providerName = providerName;
@@ -101,6 +105,9 @@ public final class HealthMonitor implements AutoCloseable {
 
   /** get_health's answer from the latest results; also kicks off fresh probes in the background. */
   public HealthReport report() {
+    if (unavailable != null) {
+      return render("error", unavailable);
+    }
     if (System.nanoTime() - lastRefresh > minInterval.toNanos()) {
       refresh();
     }

@@ -30,6 +30,7 @@ public final class HttpHost implements AutoCloseable {
 
   private final Undertow undertow;
   private final DeploymentManager deployment;
+  private boolean closed;
 
   private HttpHost(Undertow undertow, DeploymentManager deployment) {
     this.undertow = undertow;
@@ -52,7 +53,11 @@ public final class HttpHost implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
     undertow.stop();
     if (deployment != null) {
       try {
@@ -161,7 +166,9 @@ public final class HttpHost implements AutoCloseable {
                             "mcp", servlet.getClass(), new ImmediateInstanceFactory<>(servlet))
                         .addMapping(servletPath)
                         .setAsyncSupported(true));
-        manager = Servlets.defaultContainer().addDeployment(info);
+        // a container of its own: deployments in the shared default container are keyed by
+        // name, and hosts on port 0 would share one (closing one host would undeploy another)
+        manager = Servlets.newContainer().addDeployment(info);
         manager.deploy();
         try {
           // as the prefix fallback: an exact-path match would strip the path the servlet

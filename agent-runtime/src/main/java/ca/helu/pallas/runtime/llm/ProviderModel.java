@@ -95,7 +95,9 @@ public final class ProviderModel implements ModelClient {
             var b =
                 OpenAiChatModel.builder()
                     .baseUrl(baseUrl(provider, spec, secrets))
-                    .apiKey(key)
+                    // local OpenAI-compatible servers need no key; LangChain4j wants a non-blank
+                    // one
+                    .apiKey(key.isEmpty() ? "none" : key)
                     .modelName(model)
                     .timeout(retry.timeout())
                     .maxRetries(0)
@@ -123,6 +125,20 @@ public final class ProviderModel implements ModelClient {
           default -> throw new IllegalArgumentException("unknown provider " + provider);
         };
     return new ProviderModel(provider, model, chat, retry);
+  }
+
+  /**
+   * Why a provider cannot be used as configured, or null. Anthropic always needs a key; an
+   * OpenAI-compatible server (llama.cpp, vLLM, Ollama) may run without one.
+   */
+  public static String configurationProblem(String provider, ProviderSpec spec, Secrets secrets) {
+    if (provider.equals("anthropic") && apiKey(provider, spec, secrets).isEmpty()) {
+      return "no API key for anthropic: set "
+          + (spec != null && spec.apiKey() != null
+              ? Secrets.describe(spec.apiKey())
+              : "ANTHROPIC_API_KEY or spec.providers.anthropic.apiKey");
+    }
+    return null;
   }
 
   static String baseUrl(String provider, ProviderSpec spec, Secrets secrets) {

@@ -119,24 +119,32 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
       Model m = Model.of(spec.modelOf(agent));
       models.put(m.key(), m);
     }
+    // on virtual threads, not a parallel stream: the common pool has one thread on 2 cores and the
+    // MCP SDK completes its futures there, so a 5 s probe must never occupy it
     Runnable probeAll =
-        () ->
-            models.values().parallelStream()
-                .forEach(m -> {
-                  CheckResult r =
-                      new ProviderPreflight(this::http)
-                          .check(m.provider(), m.name(), providerSpec(spec, m), secrets);
-                  CheckResult before = providerChecks.put(m.key(), r);
-                  metrics.providerUp(m.provider(), r.ok());
-                  if (!r.ok() && (before == null || before.ok())) {
-                    LOG.warn("LLM preflight failed for {}: {}", m.key(), r.message());
-                  } else if (r.ok() && before != null && !before.ok()) {
-                    LOG.info("LLM provider {} is reachable again", m.key());
-                  }
-                });
+        () -> {
+          try (var probes = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (Model m : models.values()) {
+              probes.submit(() -> preflight(spec, m));
+            }
+          }
+        };
     probeAll.run();
     long period = timings.providerReprobe().toMillis();
     reprobe.scheduleWithFixedDelay(probeAll, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  private void preflight(PallasDeploymentSpec spec, Model m) {
+    CheckResult r =
+        new ProviderPreflight(this::http)
+            .check(m.provider(), m.name(), providerSpec(spec, m), secrets);
+    CheckResult before = providerChecks.put(m.key(), r);
+    metrics.providerUp(m.provider(), r.ok());
+    if (!r.ok() && (before == null || before.ok())) {
+      LOG.warn("LLM preflight failed for {}: {}", m.key(), r.message());
+    } else if (r.ok() && before != null && !before.ok()) {
+      LOG.info("LLM provider {} is reachable again", m.key());
+    }
   }
 
   private static ProviderSpec providerSpec(PallasDeploymentSpec spec, Model m) {
@@ -150,17 +158,37 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
   @Override
   public AgentParts create(PallasDeploymentSpec spec, AgentSpec agent, PeerUrls peers) {
     Model m = Model.of(spec.modelOf(agent));
-    ModelClient model =
-        BuiltInModels.isBuiltIn(m.provider())
-            ? BuiltInModels.create(m.provider(), timings.slowModelDelay())
-            : ProviderModel.create(
-                m.provider(),
-                m.name(),
-                providerSpec(spec, m),
-                secrets,
-                agent.effectiveRequestParams(),
-                timings.retry(),
-                agent.name());
+    ModelClient model;
+    String unavailable = null;
+    if (BuiltInModels.isBuiltIn(m.provider())) {
+      model = BuiltInModels.create(m.provider(), timings.slowModelDelay());
+    } else {
+      String problem =
+          ProviderModel.configurationProblem(m.provider(), providerSpec(spec, m), secrets);
+      ModelClient built = null;
+      if (problem == null) {
+        try {
+          built =
+              ProviderModel.create(
+                  m.provider(),
+                  m.name(),
+                  providerSpec(spec, m),
+                  secrets,
+                  agent.effectiveRequestParams(),
+                  timings.retry(),
+                  agent.name());
+        } catch (RuntimeException e) {
+          problem = "cannot use " + m.key() + ": " + e.getMessage();
+        }
+      }
+      if (problem != null) {
+        // the agent still serves: calls get this error, get_health says error (seed 000)
+        LOG.error("agent {} cannot process requests: {}", agent.name(), problem);
+        unavailable = problem;
+        built = new UnavailableModel(m.provider(), m.name(), problem);
+      }
+      model = built;
+    }
     List<McpToolServer> servers = new ArrayList<>();
     List<HealthMonitor.Target> targets = new ArrayList<>();
     for (String name : agent.effectiveServers()) {
@@ -193,10 +221,21 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             m.provider(),
             providerCheck,
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),
-            timings.healthInterval());
+            timings.healthInterval(),
+            unavailable);
     Parts parts = new Parts(model, List.copyOf(servers), monitor);
     opened.add(parts);
     return parts;
+  }
+
+  /** A model that cannot be used; every call fails with the reason. */
+  private record UnavailableModel(String provider, String modelName, String reason)
+      implements ModelClient {
+    @Override
+    public dev.langchain4j.model.chat.response.ChatResponse chat(
+        dev.langchain4j.model.chat.request.ChatRequest request) {
+      throw new ca.helu.pallas.runtime.llm.LlmException(reason);
+    }
   }
 
   private Map<String, String> headers(AgentSpec agent, McpServerSpec server) {

@@ -58,7 +58,7 @@ class DownstreamIT {
               registry: {port: ${port:registry}}
               defaultModel: passthrough
               mcpServers:
-                - {name: tools, url: "%s", forwardInboundAuth: true, timeoutSeconds: 1}
+                - {name: tools, url: "%s", forwardInboundAuth: true, timeoutSeconds: 2}
                 - {name: open, url: "%s"}
                 - name: explicit
                   url: "%s"
@@ -154,7 +154,7 @@ class DownstreamIT {
                   .progressToken("slow")
                   .build());
       assertThat(slow.isError()).as("the turn itself completes").isFalse();
-      assertThat(text(slow)).isEqualTo("Error: tools/sleep failed: timed out after 1s");
+      assertThat(text(slow)).isEqualTo("Error: tools/sleep failed: timed out after 2s");
       assertThat(McpClients.progressOf(seen, "slow"))
           .extracting(McpSchema.ProgressNotification::message)
           .contains("tools/sleep: started", "tools/sleep: failed");
@@ -230,7 +230,7 @@ class DownstreamIT {
                 spec:
                   registry: {port: ${port:registry}}
                   defaultModel: passthrough
-                  mcpServers: [{name: everything, url: "%s"}]
+                  mcpServers: [{name: everything, url: "%s", timeoutSeconds: 10}]
                   agents: [{name: user, port: ${port:user}, servers: [everything]}]
                 """
                     .formatted(everything.url()));
@@ -249,6 +249,23 @@ class DownstreamIT {
         Thread.sleep(100);
       }
       assertThat(health.get("status").asText()).isEqualTo("ok");
+
+      // the server dies in the middle of a long call: the model gets a failed tool result
+      var call =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () ->
+                  text(
+                      send(
+                          c,
+                          "send_message",
+                          "***CALL_TOOL everything__trigger-long-running-operation"
+                              + " {\"duration\": 30, \"steps\": 3}")),
+              // not the common pool: on 2 cores it has one thread, which the SDK client needs
+              java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
+      Thread.sleep(1500);
+      everything.kill();
+      assertThat(call.get(30, java.util.concurrent.TimeUnit.SECONDS))
+          .startsWith("Error: everything/trigger-long-running-operation failed: ");
     }
   }
 

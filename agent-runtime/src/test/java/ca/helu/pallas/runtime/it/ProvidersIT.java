@@ -313,6 +313,32 @@ class ProvidersIT {
   }
 
   @Test
+  void anAgentWithoutItsKeyStartsAndSaysErrorWithoutLeakingAnything() throws Exception {
+    try (RunningFleet keyless =
+            RunningFleet.start(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: keyless}
+                spec:
+                  registry: {port: ${port:registry}}
+                  providers: {anthropic: {baseUrl: "%s", apiKey: {env: NOT_SET_ANYWHERE}}}
+                  agents: [{name: k, port: ${port:k}, model: anthropic.claude-sonnet-4-5}]
+                """
+                    .formatted(anthropic.baseUrl()));
+        McpSyncClient c = McpClients.connect(keyless.mcpUrl("k"))) {
+      JsonNode health =
+          JSON.readTree(text(c.callTool(new McpSchema.CallToolRequest("get_health", Map.of()))));
+      assertThat(health.get("status").asText()).isEqualTo("error");
+      assertThat(health.get("message").asText())
+          .isEqualTo("no API key for anthropic: set environment variable NOT_SET_ANYWHERE");
+      McpSchema.CallToolResult r = send(c, "send_message", "hi");
+      assertThat(r.isError()).isTrue();
+      assertThat(text(r)).contains("no API key for anthropic");
+    }
+  }
+
+  @Test
   void imagesReachAVisionModelInTheProvidersFormat() throws Exception {
     try (FakeLlmServer vision = FakeLlmServer.openAi("qwen-vl");
         RunningFleet withVision =

@@ -97,6 +97,11 @@ public final class ServerEverything implements AutoCloseable {
     return "http://127.0.0.1:" + port + "/mcp";
   }
 
+  /** SIGKILL: the process dies with its streams open, as a crashing server would. */
+  public void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+  }
+
   @Override
   public void close() {
     process.destroy();

@@ -175,6 +175,11 @@ public final class TestMcpServer implements AutoCloseable {
     return deletes.get();
   }
 
+  /** Stops listening at once, dropping every open connection and stream mid-response. */
+  public void kill() {
+    host.close();
+  }
+
   @Override
   public void close() {
     if (server != null) {
