@@ -5,7 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -89,18 +88,6 @@ public final class HealthMonitor implements AutoCloseable {
             });
       }
     }
-  }
-
-  /** Latest result per server; a server not probed yet is absent. */
-  public Map<String, CheckResult> snapshot() {
-    Map<String, CheckResult> out = new LinkedHashMap<>();
-    for (Target t : targets) {
-      CheckResult r = latest.get(t.name());
-      if (r != null) {
-        out.put(t.name(), r);
-      }
-    }
-    return out;
   }
 
   /** get_health's answer from the latest results; also kicks off fresh probes in the background. */

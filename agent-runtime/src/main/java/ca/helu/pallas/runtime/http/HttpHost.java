@@ -30,11 +30,31 @@ public final class HttpHost implements AutoCloseable {
 
   private final Undertow undertow;
   private final DeploymentManager deployment;
+  private final java.util.concurrent.atomic.AtomicInteger posts;
   private boolean closed;
 
-  private HttpHost(Undertow undertow, DeploymentManager deployment) {
+  private HttpHost(
+      Undertow undertow,
+      DeploymentManager deployment,
+      java.util.concurrent.atomic.AtomicInteger posts) {
     this.undertow = undertow;
     this.deployment = deployment;
+    this.posts = posts;
+  }
+
+  /**
+   * Waits until no POST is being answered (responses fully sent), up to {@code timeout}. A tool
+   * call's turn ends before the SDK has written its response, so shutdown waits for this too.
+   */
+  public boolean awaitPostsDone(java.time.Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (posts.get() > 0) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(10);
+    }
+    return true;
   }
 
   /** Builds a host; nothing listens until {@link #start()}. */
@@ -121,6 +141,8 @@ public final class HttpHost implements AutoCloseable {
     private final String bindAddress;
     private final int port;
     private final PathHandler paths = new PathHandler(16);
+    private final java.util.concurrent.atomic.AtomicInteger posts =
+        new java.util.concurrent.atomic.AtomicInteger();
     private Servlet servlet;
     private String servletPath;
 
@@ -178,7 +200,20 @@ public final class HttpHost implements AutoCloseable {
           throw new IllegalStateException("cannot start the MCP servlet: " + e.getMessage(), e);
         }
       }
-      paths.addPrefixPath("/", fallback);
+      HttpHandler routed = fallback;
+      // counts POSTs until their exchange completes, i.e. until the response is fully sent
+      paths.addPrefixPath(
+          "/",
+          exchange -> {
+            if (exchange.getRequestMethod().equalToString("POST")) {
+              posts.incrementAndGet();
+              exchange.addExchangeCompleteListener((done, next) -> {
+                posts.decrementAndGet();
+                next.proceed();
+              });
+            }
+            routed.handleRequest(exchange);
+          });
       int cores = Runtime.getRuntime().availableProcessors();
       Undertow undertow =
           Undertow.builder()
@@ -191,7 +226,7 @@ public final class HttpHost implements AutoCloseable {
               .setServerOption(UndertowOptions.ENABLE_HTTP2, false)
               .setHandler(paths)
               .build();
-      return new HttpHost(undertow, manager);
+      return new HttpHost(undertow, manager, posts);
     }
   }
 }

@@ -32,10 +32,6 @@ public final class InFlight {
     return draining.get();
   }
 
-  public int count() {
-    return calls.get();
-  }
-
   /** Refuses new calls and waits up to {@code timeout} for running ones; true if all finished. */
   public boolean drain(Duration timeout) throws InterruptedException {
     draining.set(true);

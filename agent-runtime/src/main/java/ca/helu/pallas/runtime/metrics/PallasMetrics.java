@@ -161,10 +161,6 @@ public final class PallasMetrics {
     return registry.scrape();
   }
 
-  public PrometheusMeterRegistry registry() {
-    return registry;
-  }
-
   /** Gauges hold thousandths so that 0.5 is exact. */
   private AtomicLong gauge(String name, String help, Tags tags) {
     String key = name + tags;

@@ -55,7 +55,10 @@ public final class AgentHost implements AutoCloseable {
 
   /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
   public boolean drain(Duration timeout) throws InterruptedException {
-    return inFlight.drain(timeout);
+    long start = System.nanoTime();
+    boolean turnsDone = inFlight.drain(timeout);
+    Duration left = timeout.minusNanos(System.nanoTime() - start);
+    return http.awaitPostsDone(left.isNegative() ? Duration.ZERO : left) && turnsDone;
   }
 
   @Override

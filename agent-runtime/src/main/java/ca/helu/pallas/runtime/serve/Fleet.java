@@ -180,10 +180,6 @@ public final class Fleet implements AutoCloseable {
     return lines;
   }
 
-  public AgentHost agent(String name) {
-    return agents.get(name);
-  }
-
   /** Refuses new calls, waits for running ones, then stops every listener. */
   public void drainAndClose(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();

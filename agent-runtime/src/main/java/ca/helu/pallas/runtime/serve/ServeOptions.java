@@ -25,10 +25,6 @@ public record ServeOptions(
     return new ServeOptions("0.0.0.0", null, LOCAL_PEERS, Duration.ofSeconds(30), List.of());
   }
 
-  public ServeOptions withOnlyAgent(String agent) {
-    return new ServeOptions(bindAddress, agent, peerUrlTemplate, drainTimeout, allowedOrigins);
-  }
-
   public ServeOptions withBindAddress(String address) {
     return new ServeOptions(address, onlyAgent, peerUrlTemplate, drainTimeout, allowedOrigins);
   }

@@ -86,10 +86,6 @@ public final class RunningFleet implements AutoCloseable {
     return "http://127.0.0.1:" + deployment.spec().effectiveRegistry().effectivePort();
   }
 
-  public Fleet fleet() {
-    return fleet;
-  }
-
   public PallasMetrics metrics() {
     return metrics;
   }
