@@ -204,7 +204,13 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
               .requestBuilder(request);
       if (forwardBearer) {
         transport.asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
-          if (ctx.get(BEARER) instanceof String token) {
+          // only on the tools/call POST itself: the SDK may (re)open its long-lived GET stream
+          // inside the context of whichever call triggered it, and a bearer there would outlive
+          // its call (seed 001 incident 1)
+          if (ctx.get(BEARER) instanceof String token
+              && "POST".equals(method)
+              && body != null
+              && body.contains("\"tools/call\"")) {
             builder.setHeader("Authorization", "Bearer " + token);
           }
           return Mono.just(builder);
