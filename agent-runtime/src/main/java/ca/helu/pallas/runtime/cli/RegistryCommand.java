@@ -31,13 +31,7 @@ import picocli.CommandLine.Option;
 final class RegistryCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(RegistryCommand.class);
 
-  @Mixin DeploymentFileOption manifest = new DeploymentFileOption();
-
-  @Option(
-      names = "--bind",
-      paramLabel = "ADDRESS",
-      description = "Listen address (default 0.0.0.0)")
-  String bind = "0.0.0.0";
+  @Mixin CommonOptions common = new CommonOptions();
 
   @Option(
       names = "--agent-url-template",
@@ -55,12 +49,11 @@ final class RegistryCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Environment env = Environment.load(Path.of(".env"), System.getenv());
-    Logging.configure(env);
+    Environment env = common.environment();
     Path file;
     PallasDeployment first;
     try {
-      file = manifest.resolve(env);
+      file = common.resolve(env);
       first = ManifestParser.read(file);
     } catch (InvalidDeploymentException e) {
       System.err.println(e.getMessage());
@@ -70,7 +63,7 @@ final class RegistryCommand implements Callable<Integer> {
     PallasMetrics metrics = new PallasMetrics();
     RegistryServer server =
         new RegistryServer(
-                bind,
+                common.bind,
                 first.spec().effectiveRegistry().effectivePort(),
                 first.spec(),
                 agent -> url(current.get(), agent),

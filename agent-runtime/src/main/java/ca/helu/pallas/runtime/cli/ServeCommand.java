@@ -7,7 +7,6 @@ import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -26,19 +25,13 @@ import picocli.CommandLine.Option;
 final class ServeCommand implements Callable<Integer> {
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
-  @Mixin DeploymentFileOption manifest = new DeploymentFileOption();
+  @Mixin CommonOptions common = new CommonOptions();
 
   @Option(
       names = "--agent",
       paramLabel = "NAME",
       description = "Serve this agent only, no registry")
   String agent;
-
-  @Option(
-      names = "--bind",
-      paramLabel = "ADDRESS",
-      description = "Listen address (default 0.0.0.0)")
-  String bind = "0.0.0.0";
 
   @Option(
       names = "--peer-url-template",
@@ -62,18 +55,17 @@ final class ServeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Environment env = Environment.load(Path.of(".env"), System.getenv());
-    Logging.configure(env);
+    Environment env = common.environment();
     PallasDeployment deployment;
     try {
-      deployment = manifest.read(env);
+      deployment = common.read(env);
     } catch (InvalidDeploymentException e) {
       System.err.println(e.getMessage());
       return 2;
     }
     ServeOptions options =
         new ServeOptions(
-            bind, agent, peerUrlTemplate, Duration.ofSeconds(drainSeconds), allowedOrigins);
+            common.bind, agent, peerUrlTemplate, Duration.ofSeconds(drainSeconds), allowedOrigins);
     PallasMetrics metrics = new PallasMetrics();
     DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
     Fleet fleet;

@@ -7,13 +7,26 @@ import ca.helu.pallas.runtime.config.Environment;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** {@code -f FILE}, or PALLAS_DEPLOYMENT_FILE. */
-final class DeploymentFileOption {
+/** Options and setup both commands share: the manifest, the listen address, the environment. */
+final class CommonOptions {
   @Option(
       names = {"-f", "--file"},
       paramLabel = "FILE",
       description = "PallasDeployment manifest (default: $PALLAS_DEPLOYMENT_FILE)")
   Path file;
+
+  @Option(
+      names = "--bind",
+      paramLabel = "ADDRESS",
+      description = "Listen address (default 0.0.0.0)")
+  String bind = "0.0.0.0";
+
+  /** The process environment over .env, read once; also applies the log-level knobs. */
+  Environment environment() {
+    Environment env = Environment.load(Path.of(".env"), System.getenv());
+    Logging.configure(env);
+    return env;
+  }
 
   Path resolve(Environment env) {
     if (file != null) {
