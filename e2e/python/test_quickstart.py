@@ -1,6 +1,7 @@
 """README's first command: serve examples/quickstart.yaml, as a user types it."""
 
 import signal
+import sys
 import subprocess
 import time
 
@@ -59,6 +60,30 @@ async def test_the_quickstart_agents_answer(quickstart):
         result, progress = await daedalus.chat(s, "coordinator", '***CALL_TOOL helper__helper {"message": "hi"}')
         assert result.content[0].text == "hi"
         assert "helper/helper: completed" in [p["message"] for p in progress]
+
+
+def readme_block(section: str, language: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    after = text[text.index(section) :]
+    start = after.index(f"```{language}\n") + len(f"```{language}\n")
+    return after[start : after.index("```", start)]
+
+
+def test_readme_try_it_commands_work(quickstart):
+    wait_for("http://localhost:24202/readyz")
+    for command in readme_block("## Try it", "bash").strip().splitlines():
+        run = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0, (command, run.stderr)
+        assert "pallas" in run.stdout, (command, run.stdout)
+
+
+def test_readme_python_snippet_works(quickstart, tmp_path):
+    script = tmp_path / "snippet.py"
+    script.write_text(readme_block("with the official Python SDK", "python"))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert '{"status":"ok"' in run.stdout, run.stdout
+    assert "text='hi'" in run.stdout, run.stdout
 
 
 def test_sigterm_stops_cleanly(quickstart):
