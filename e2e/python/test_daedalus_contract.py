@@ -67,14 +67,15 @@ async def test_send_message_with_progress_as_daedalus_renders_it(deployment):
             "coordinator step 1 (llm)",
             "coordinator step 2 (tool)",
             "helper/helper: started",
+            "helper step 1 (llm)",  # the helper agent's own progress, relayed
             "helper/helper: completed",
             "coordinator step 3 (llm)",
         ]
         values = [p["progress"] for p in progress]
         assert values == sorted(values) and len(set(values)) == len(values), values
-        done = progress[3]
+        done = progress[4]
         assert done["total"] == done["progress"]
-        assert all(p["total"] is None for i, p in enumerate(progress) if i != 3)
+        assert all(p["total"] is None for i, p in enumerate(progress) if i != 4)
 
 
 async def test_history_prompt_returns_the_conversation(deployment):

@@ -51,10 +51,12 @@ final class RegistryCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Environment env = common.environment();
     Path file;
+    String firstText;
     PallasDeployment first;
     try {
       file = common.resolve(env);
-      first = ManifestParser.read(file);
+      firstText = readOrEmpty(file);
+      first = ManifestParser.parse(firstText, file.toString());
     } catch (InvalidDeploymentException e) {
       System.err.println(e.getMessage());
       return 2;
@@ -73,7 +75,8 @@ final class RegistryCommand implements Callable<Integer> {
         "registry: http://localhost:" + server.port() + "/.well-known/mcp/server.json");
     metrics.bindJvmMetrics();
     ScheduledExecutorService reload = Executors.newSingleThreadScheduledExecutor();
-    AtomicReference<String> lastText = new AtomicReference<>(Files.readString(file));
+    // the text first parsed, not a fresh read: a change made while starting must still be seen
+    AtomicReference<String> lastText = new AtomicReference<>(firstText);
     reload.scheduleWithFixedDelay(
         () -> {
           try {
@@ -106,6 +109,15 @@ final class RegistryCommand implements Callable<Integer> {
                 "pallas-shutdown"));
     Thread.currentThread().join();
     return 0;
+  }
+
+  private static String readOrEmpty(Path file) {
+    try {
+      return Files.readString(file);
+    } catch (java.io.IOException e) {
+      throw new InvalidDeploymentException(
+          file.toString(), java.util.List.of("cannot read file: " + e.getMessage()));
+    }
   }
 
   private String url(PallasDeployment d, AgentSpec agent) {

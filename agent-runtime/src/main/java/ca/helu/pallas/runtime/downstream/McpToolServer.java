@@ -44,6 +44,8 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Predicate<String> exposed;
   private final Object lock = new Object();
   private final Object listing = new Object();
+  private final java.util.concurrent.ConcurrentHashMap<String, ca.helu.pallas.runtime.loop.Progress>
+      relays = new java.util.concurrent.ConcurrentHashMap<>();
   private McpAsyncClient client;
   private volatile List<McpSchema.Tool> tools;
 
@@ -116,8 +118,17 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       reset();
       return ToolResult.failed(describe(e));
     }
-    Mono<McpSchema.CallToolResult> call =
-        c.callTool(new McpSchema.CallToolRequest(tool, arguments));
+    // when our caller wants progress, ask for the downstream's too and pass it on (a sub-agent's
+    // own steps show up under the caller's token)
+    String relayToken = null;
+    McpSchema.CallToolRequest.Builder request =
+        McpSchema.CallToolRequest.builder().name(tool).arguments(arguments);
+    if (context.progress() != ca.helu.pallas.runtime.loop.Progress.NONE) {
+      relayToken = "pallas-" + java.util.UUID.randomUUID();
+      relays.put(relayToken, context.progress());
+      request.progressToken(relayToken);
+    }
+    Mono<McpSchema.CallToolResult> call = c.callTool(request.build());
     if (forwardBearer && context.bearer().isPresent()) {
       McpTransportContext transport =
           McpTransportContext.create(Map.of(BEARER, context.bearer().get()));
@@ -137,6 +148,10 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
         reset();
       }
       return ToolResult.failed(describe(e));
+    } finally {
+      if (relayToken != null) {
+        relays.remove(relayToken);
+      }
     }
   }
 
@@ -222,6 +237,14 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
               .requestTimeout(timeout)
               .initializationTimeout(timeout)
               .toolsChangeConsumer(changed -> Mono.fromRunnable(() -> tools = null))
+              .progressConsumer(n ->
+                  Mono.fromRunnable(() -> {
+                    var progress = relays.get(String.valueOf(n.progressToken()));
+                    if (progress != null && n.message() != null) {
+                      progress.relay(
+                          n.message(), n.total() != null && n.total().equals(n.progress()));
+                    }
+                  }))
               .build();
       try {
         fresh.initialize().block(timeout);

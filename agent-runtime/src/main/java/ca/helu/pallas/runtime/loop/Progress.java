@@ -15,6 +15,9 @@ public interface Progress {
 
         @Override
         public void toolFinished(String server, String tool, boolean ok) {}
+
+        @Override
+        public void relay(String message, boolean finished) {}
       };
 
   /** {@code {agent} step N (llm|tool)}. */
@@ -25,4 +28,10 @@ public interface Progress {
 
   /** {@code {server}/{tool}: completed|failed}, with total = progress. */
   void toolFinished(String server, String tool, boolean ok);
+
+  /**
+   * A progress message from a downstream call (a sub-agent's own steps), passed on under this
+   * call's token and counter; {@code finished} when the sub-task it describes is done.
+   */
+  void relay(String message, boolean finished);
 }

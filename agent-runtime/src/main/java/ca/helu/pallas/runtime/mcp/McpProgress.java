@@ -49,6 +49,11 @@ final class McpProgress implements Progress {
     send(server + "/" + tool + (ok ? ": completed" : ": failed"), true);
   }
 
+  @Override
+  public void relay(String message, boolean finished) {
+    send(message, finished);
+  }
+
   private void send(String message, boolean finished) {
     lock.lock();
     try {
