@@ -212,6 +212,7 @@ public final class AgentMcpServer implements AutoCloseable {
     MDC.put("request_id", requestId);
     boolean ok = false;
     if (!inFlight.enter()) {
+      metrics.sendMessage(agent, false, Duration.ofNanos(System.nanoTime() - start));
       MDC.clear();
       return error("agent '" + agent + "' is shutting down; retry on another replica");
     }
@@ -228,17 +229,20 @@ public final class AgentMcpServer implements AutoCloseable {
               bearer(exchange),
               McpProgress.forCall(exchange, request.progressToken(), agent));
       UserMessage user = userMessage(args);
-      Conversation conversation = conversations.forCall(exchange.sessionId());
-      TurnResult result =
-          scope == InstanceScope.REQUEST
-              ? loop.run(List.of(), user, ctx)
-              : conversation.exclusive(() -> {
-                TurnResult r = loop.run(conversation.snapshot(), user, ctx);
-                if (r.ok()) {
-                  conversation.append(r.messages());
-                }
-                return r;
-              });
+      TurnResult result;
+      if (scope == InstanceScope.REQUEST) {
+        result = loop.run(List.of(), user, ctx);
+      } else {
+        Conversation conversation = conversations.forCall(exchange.sessionId());
+        result =
+            conversation.exclusive(() -> {
+              TurnResult r = loop.run(conversation.snapshot(), user, ctx);
+              if (r.ok()) {
+                conversation.append(r.messages());
+              }
+              return r;
+            });
+      }
       ok = result.ok();
       return ok
           ? McpSchema.CallToolResult.builder().addTextContent(result.text()).isError(false).build()

@@ -27,11 +27,11 @@ final class Conversations {
     this.scope = scope;
   }
 
-  /** The history a call continues; a fresh one for request scope. */
+  /** The history a call continues (request scope keeps none, so callers never ask). */
   Conversation forCall(String sessionId) {
     return switch (scope) {
       case SHARED -> shared;
-      case REQUEST -> new Conversation();
+      case REQUEST -> throw new IllegalStateException("request scope keeps no history");
       case CONNECTION -> {
         synchronized (bySession) {
           yield bySession.computeIfAbsent(

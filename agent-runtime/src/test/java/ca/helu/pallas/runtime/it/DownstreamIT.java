@@ -46,8 +46,8 @@ class DownstreamIT {
     explicit = TestMcpServer.start();
     hang = TestMcpServer.start(TestMcpServer.Mode.HANG);
     garbage = TestMcpServer.start(TestMcpServer.Mode.GARBAGE);
-    dead = RunningFleet.freePort();
-    late = RunningFleet.freePort();
+    dead = RunningFleet.unboundPort();
+    late = RunningFleet.unboundPort();
     fleet =
         RunningFleet.start(
             """

@@ -55,11 +55,29 @@ public final class RunningFleet implements AutoCloseable {
     Map<String, Integer> ports = new java.util.HashMap<>();
     StringBuilder out = new StringBuilder();
     while (m.find()) {
-      int port = ports.computeIfAbsent(m.group(1), k -> freePort());
+      int port = ports.computeIfAbsent(m.group(1), k -> unboundPort());
       m.appendReplacement(out, Integer.toString(port));
     }
     m.appendTail(out);
     return out.toString();
+  }
+
+  /**
+   * A free port below the kernel's ephemeral range, for a port a test keeps unbound for a while (a
+   * server that comes up later, or never): an ephemeral port could meanwhile become the local port
+   * of some outbound connection.
+   */
+  public static int unboundPort() {
+    java.util.Random random = new java.util.Random();
+    for (int attempt = 0; attempt < 100; attempt++) {
+      int port = 20000 + random.nextInt(12000);
+      try (ServerSocket s = new ServerSocket(port)) {
+        return port;
+      } catch (IOException e) {
+        // taken, try another
+      }
+    }
+    throw new IllegalStateException("no free port in 20000-32000");
   }
 
   public static int freePort() {
