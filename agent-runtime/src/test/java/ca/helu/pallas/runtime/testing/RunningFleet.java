@@ -55,7 +55,16 @@ public final class RunningFleet implements AutoCloseable {
     Map<String, Integer> ports = new java.util.HashMap<>();
     StringBuilder out = new StringBuilder();
     while (m.find()) {
-      int port = ports.computeIfAbsent(m.group(1), k -> unboundPort());
+      int port =
+          ports.computeIfAbsent(
+              m.group(1),
+              k -> {
+                int p = unboundPort();
+                while (ports.containsValue(p)) {
+                  p = unboundPort();
+                }
+                return p;
+              });
       m.appendReplacement(out, Integer.toString(port));
     }
     m.appendTail(out);
