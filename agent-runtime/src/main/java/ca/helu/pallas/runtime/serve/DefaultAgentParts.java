@@ -158,74 +158,74 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
   @Override
   public AgentParts create(PallasDeploymentSpec spec, AgentSpec agent, PeerUrls peers) {
     Model m = Model.of(spec.modelOf(agent));
-    ModelClient model;
-    String unavailable = null;
-    if (BuiltInModels.isBuiltIn(m.provider())) {
-      model = BuiltInModels.create(m.provider(), timings.slowModelDelay());
-    } else {
-      String problem =
-          ProviderModel.configurationProblem(m.provider(), providerSpec(spec, m), secrets);
-      ModelClient built = null;
-      if (problem == null) {
-        try {
-          built =
-              ProviderModel.create(
-                  m.provider(),
-                  m.name(),
-                  providerSpec(spec, m),
-                  secrets,
-                  agent.effectiveRequestParams(),
-                  timings.retry(),
-                  agent.name());
-        } catch (RuntimeException e) {
-          problem = "cannot use " + m.key() + ": " + e.getMessage();
-        }
-      }
-      if (problem != null) {
-        // the agent still serves: calls get this error, get_health says error (seed 000)
-        LOG.error("agent {} cannot process requests: {}", agent.name(), problem);
-        unavailable = problem;
-        built = new UnavailableModel(m.provider(), m.name(), problem);
-      }
-      model = built;
-    }
+    ModelChoice model = model(spec, agent, m);
     List<McpToolServer> servers = new ArrayList<>();
     List<HealthMonitor.Target> targets = new ArrayList<>();
     for (String name : agent.effectiveServers()) {
-      McpServerSpec server = spec.mcpServer(name).orElse(null);
-      McpToolServer client;
-      if (server != null) {
-        client =
-            new McpToolServer(
-                name,
-                server.url(),
-                headers(agent, server),
-                server.effectiveForwardInboundAuth(),
-                Duration.ofSeconds(server.effectiveTimeoutSeconds()),
-                tool -> true);
-      } else {
-        AgentSpec peer = spec.agent(name).orElseThrow();
-        // another agent: the model sees only its agent-named tool, not send_message/get_health
-        client =
-            new McpToolServer(
-                name, peers.of(peer), Map.of(), false, timings.peerTimeout(), peer.name()::equals);
-      }
+      McpToolServer client = toolServer(spec, agent, name, peers);
       servers.add(client);
       targets.add(new HealthMonitor.Target(name, client.url(), client.headers()));
     }
-    Supplier<CheckResult> providerCheck = () -> providerChecks.get(m.key());
     HealthMonitor monitor =
         new HealthMonitor(
             targets,
             new InitializeProbe(this::http, timings.probeTimeout()),
             m.provider(),
-            providerCheck,
+            () -> providerChecks.get(m.key()),
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),
             timings.healthInterval(),
-            unavailable);
-    Parts parts = new Parts(model, List.copyOf(servers), monitor);
+            model.unavailable());
+    Parts parts = new Parts(model.client(), List.copyOf(servers), monitor);
     opened.add(parts);
     return parts;
+  }
+
+  /** The agent's model, or why it cannot have one (then every call and get_health say so). */
+  private record ModelChoice(ModelClient client, String unavailable) {}
+
+  private ModelChoice model(PallasDeploymentSpec spec, AgentSpec agent, Model m) {
+    if (BuiltInModels.isBuiltIn(m.provider())) {
+      return new ModelChoice(BuiltInModels.create(m.provider(), timings.slowModelDelay()), null);
+    }
+    ProviderSpec provider = providerSpec(spec, m);
+    String problem = ProviderModel.configurationProblem(m.provider(), provider, secrets);
+    if (problem == null) {
+      try {
+        return new ModelChoice(
+            ProviderModel.create(
+                m.provider(),
+                m.name(),
+                provider,
+                secrets,
+                agent.effectiveRequestParams(),
+                timings.retry(),
+                agent.name()),
+            null);
+      } catch (RuntimeException e) {
+        problem = "cannot use " + m.key() + ": " + e.getMessage();
+      }
+    }
+    // the agent still serves: calls get this error and get_health says error (seed 000)
+    LOG.error("agent {} cannot process requests: {}", agent.name(), problem);
+    return new ModelChoice(new UnavailableModel(m.provider(), m.name(), problem), problem);
+  }
+
+  /** A downstream MCP server, or another agent (whose agent-named tool alone the model sees). */
+  private McpToolServer toolServer(
+      PallasDeploymentSpec spec, AgentSpec agent, String name, PeerUrls peers) {
+    McpServerSpec server = spec.mcpServer(name).orElse(null);
+    if (server != null) {
+      return new McpToolServer(
+          name,
+          server.url(),
+          headers(agent, server),
+          server.effectiveForwardInboundAuth(),
+          Duration.ofSeconds(server.effectiveTimeoutSeconds()),
+          tool -> true);
+    }
+    AgentSpec peer = spec.agent(name).orElseThrow();
+    return new McpToolServer(
+        name, peers.of(peer), Map.of(), false, timings.peerTimeout(), peer.name()::equals);
   }
 
   /** A model that cannot be used; every call fails with the reason. */
