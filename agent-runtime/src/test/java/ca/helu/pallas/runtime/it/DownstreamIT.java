@@ -63,7 +63,7 @@ class DownstreamIT {
                 - name: explicit
                   url: "%s"
                   forwardInboundAuth: true
-                  headers: [{name: Authorization, value: "Bearer configured"}]
+                  headers: [{name: Authorization, valueFrom: {env: EXPLICIT_TOKEN}}]
                 - {name: hang, url: "%s", timeoutSeconds: 1}
                 - {name: garbage, url: "%s"}
                 - {name: dead, url: "http://127.0.0.1:%d/mcp"}
@@ -83,13 +83,9 @@ class DownstreamIT {
                   instanceScope: request
             """
                 .formatted(
-                    tools.url(),
-                    open.url(),
-                    explicit.url(),
-                    hang.url(),
-                    garbage.url(),
-                    dead,
-                    late));
+                    tools.url(), open.url(), explicit.url(), hang.url(), garbage.url(), dead, late),
+            // the secret header's value comes from the environment, as in a pod
+            java.util.Map.of("EXPLICIT_TOKEN", "Bearer configured"));
   }
 
   @AfterAll
