@@ -2,37 +2,68 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import java.util.List;
 
 /** One agent: an LLM with an instruction and tools, served as an MCP server on its own port. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+    value = "!has(self.servers) || !(self.name in self.servers)",
+    message = "an agent cannot name itself in servers",
+    fieldPath = ".servers")
+@ValidationRule(
+    value = "!has(self.dependsOn) || !(self.name in self.dependsOn)",
+    message = "an agent cannot depend on itself",
+    fieldPath = ".dependsOn")
 public record AgentSpec(
     @JsonPropertyDescription(
             "Lower-case letters, digits, '-' and '_'; starts and ends with a letter or digit.")
+        @Required
+        @Pattern(PallasNames.NAME_PATTERN)
+        @Size(max = 63)
         String name,
     @JsonPropertyDescription("Display name in the registry. Default: the name, capitalised.")
+        @Pattern("\\S")
+        @Size(max = 200)
         String title,
     @JsonPropertyDescription("One line (1-100 characters) shown in the registry.")
+        @Pattern("\\S")
+        @Size(min = 1, max = DeploymentValidator.MAX_DESCRIPTION)
         String description,
     @JsonPropertyDescription("Service/listen port. Default registry.port + 1 + index.")
+        @Min(1)
+        @Max(65535)
         Integer port,
     @JsonPropertyDescription("System instruction for the model.") String instruction,
-    @JsonPropertyDescription("provider.model; overrides spec.defaultModel.") String model,
+    @JsonPropertyDescription("provider.model; overrides spec.defaultModel.")
+        @Pattern(DeploymentValidator.MODEL_PATTERN)
+        @Size(max = 256)
+        String model,
     @JsonPropertyDescription(
             "Names of mcpServers or of other agents whose tools this agent may call.")
-        List<String> servers,
+        @Size(max = DeploymentValidator.MAX_REFERENCES)
+        List<@Pattern(PallasNames.NAME_PATTERN) @Size(max = 63) String> servers,
     @JsonPropertyDescription(
             "Agents started and ready before this one (agents named in servers are implied).")
-        List<String> dependsOn,
+        @Size(max = DeploymentValidator.MAX_REFERENCES)
+        List<@Pattern(PallasNames.NAME_PATTERN) @Size(max = 63) String> dependsOn,
     @JsonPropertyDescription("Sampling and loop parameters.") RequestParams requestParams,
     @JsonPropertyDescription(
             "Whose conversation a call continues: shared (one history per agent), connection (one"
                 + " per MCP session) or request (none kept). Default shared.")
         InstanceScope instanceScope,
-    @JsonPropertyDescription("Icons published in the registry.") List<Icon> icons,
-    @JsonPropertyDescription("Pod replicas (Kubernetes). Default 1.") Integer replicas,
-    @JsonPropertyDescription("Container resources (Kubernetes).") ResourceRequirements resources) {
+    @JsonPropertyDescription("Icons published in the registry.") @Size(max = 16) List<Icon> icons,
+    @JsonPropertyDescription("Pod replicas (Kubernetes). Default 1.") @Min(0) Integer replicas,
+    @JsonPropertyDescription(
+            "Container resources (Kubernetes). Default: requests cpu 100m, memory 256Mi; limit"
+                + " memory 512Mi.")
+        ResourceRequirements resources) {
 
   public List<String> effectiveServers() {
     return servers == null ? List.of() : servers;

@@ -3,11 +3,9 @@ package ca.helu.pallas.api;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -16,50 +14,87 @@ import java.util.regex.Pattern;
  * also applies to a cluster.
  */
 public final class DeploymentValidator {
-  /** Agent and server names: DNS-friendly, '_' allowed (tech_research). */
-  public static final Pattern NAME = Pattern.compile("^[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?$");
+  public static final String MODEL_PATTERN =
+      "^(passthrough|playback|slow|(openai|anthropic)\\.[A-Za-z0-9._:/@-]+)$";
+  public static final String HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+  public static final String ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
+  public static final String REGISTRY_NAMESPACE_PATTERN = "^[a-zA-Z0-9.-]+$";
 
-  /** server.json name prefix (reverse domain). */
-  public static final Pattern REGISTRY_NAMESPACE = Pattern.compile("^[a-zA-Z0-9.-]+$");
+  /** A Prometheus duration, as a ServiceMonitor's interval takes it. */
+  public static final String DURATION_PATTERN =
+      "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$";
 
-  private static final Pattern METADATA_NAME =
-      Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
-  private static final Pattern ENV_NAME = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
-  private static final Pattern HEADER_NAME = Pattern.compile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$");
-  private static final Pattern MODEL =
-      Pattern.compile("^(passthrough|playback|slow|(openai|anthropic)\\.[A-Za-z0-9._:/@-]+)$");
-  private static final int MAX_DESCRIPTION = 100;
+  /** The CEL form of {@link #checkUrl}. */
+  public static final String CEL_HTTP_URL =
+      "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''";
+
+  /** Bounds that keep the CRD's CEL rules within the API server's cost budget. */
+  public static final int MAX_AGENTS = 64;
+
+  public static final int MAX_SERVERS = 64;
+
+  /** Entries of one agent's servers or dependsOn. */
+  public static final int MAX_REFERENCES = 32;
+
+  public static final int MAX_DESCRIPTION = 100;
+
+  private static final Pattern NAME = Pattern.compile(PallasNames.NAME_PATTERN);
+  private static final Pattern REGISTRY_NAMESPACE = Pattern.compile(REGISTRY_NAMESPACE_PATTERN);
+  private static final Pattern METADATA_NAME = Pattern.compile("^[a-z]([-a-z0-9]*[a-z0-9])?$");
+  private static final Pattern ENV_NAME = Pattern.compile(ENV_NAME_PATTERN);
+  private static final Pattern HEADER_NAME = Pattern.compile(HEADER_NAME_PATTERN);
+  private static final Pattern MODEL = Pattern.compile(MODEL_PATTERN);
+  private static final Pattern DURATION = Pattern.compile(DURATION_PATTERN);
 
   private DeploymentValidator() {}
 
+  /** Every problem of a deployment, each naming its field; empty when it is valid. */
   public static List<String> validate(PallasDeployment d) {
     List<String> p = new ArrayList<>();
-    if (!PallasDeployment.API_VERSION.equals(d.apiVersion())) {
-      p.add("apiVersion: '" + d.apiVersion() + "' must be " + PallasDeployment.API_VERSION);
-    }
-    if (!PallasDeployment.KIND.equals(d.kind())) {
-      p.add("kind: '" + d.kind() + "' must be " + PallasDeployment.KIND);
-    }
     String name = d.name();
     if (name == null) {
       p.add("metadata.name: required");
-    } else if (!METADATA_NAME.matcher(name).matches()) {
+    } else if (!METADATA_NAME.matcher(name).matches()
+        || name.length() > PallasNames.MAX_DEPLOYMENT_NAME) {
       p.add(
           "metadata.name: '"
               + name
-              + "' must be lower-case letters, digits and '-', at most 63 characters");
+              + "' must start with a letter, hold only lower-case letters, digits and '-', and be"
+              + " at most "
+              + PallasNames.MAX_DEPLOYMENT_NAME
+              + " characters (it prefixes Service names)");
     }
-    if (d.spec() == null) {
+    if (d.getSpec() == null) {
       p.add("spec: required");
       return p;
     }
-    validateSpec(d.spec(), p);
+    validateSpec(d.getSpec(), p);
+    if (name != null) {
+      List<AgentSpec> agents = d.getSpec().effectiveAgents();
+      for (int i = 0; i < agents.size(); i++) {
+        AgentSpec a = agents.get(i);
+        if (a != null && a.name() != null && name.length() + 1 + a.name().length() > 63) {
+          p.add(
+              "spec.agents["
+                  + i
+                  + "].name: '"
+                  + PallasNames.agentObject(name, a.name())
+                  + "' (the agent's Service) would be longer than 63 characters");
+        }
+      }
+    }
     return p;
   }
 
   private static void validateSpec(PallasDeploymentSpec s, List<String> p) {
     RegistrySpec registry = s.effectiveRegistry();
     checkPort("spec.registry.port", registry.port(), p);
+    if (s.effectiveMcpServers().size() > MAX_SERVERS) {
+      p.add("spec.mcpServers: at most " + MAX_SERVERS + " entries");
+    }
+    if (s.effectiveAgents().size() > MAX_AGENTS) {
+      p.add("spec.agents: at most " + MAX_AGENTS + " entries");
+    }
     if (registry.namespace() != null
         && !REGISTRY_NAMESPACE.matcher(registry.namespace()).matches()) {
       p.add(
@@ -111,6 +146,7 @@ public final class DeploymentValidator {
       p.add("spec.agents: at least one agent is required");
     }
     Map<String, Integer> agentIndex = new LinkedHashMap<>();
+    Map<String, Integer> dnsIndex = new HashMap<>();
     for (int i = 0; i < agents.size(); i++) {
       AgentSpec a = agents.get(i);
       if (a == null) {
@@ -129,6 +165,16 @@ public final class DeploymentValidator {
                 + "' duplicates spec.agents["
                 + agentIndex.get(a.name())
                 + "]");
+      } else if (dnsIndex.putIfAbsent(PallasNames.dnsName(a.name()), i) != null) {
+        p.add(
+            at
+                + ".name: '"
+                + a.name()
+                + "' and spec.agents["
+                + dnsIndex.get(PallasNames.dnsName(a.name()))
+                + "] both become '"
+                + PallasNames.dnsName(a.name())
+                + "' in object names ('_' is read as '-')");
       }
       if (serverIndex.containsKey(a.name())) {
         p.add(
@@ -214,62 +260,25 @@ public final class DeploymentValidator {
         }
       }
     }
+    MonitoringSpec.ServiceMonitorSpec monitor =
+        s.monitoring() == null ? null : s.monitoring().serviceMonitor();
+    if (monitor != null
+        && monitor.interval() != null
+        && !DURATION.matcher(monitor.interval()).matches()) {
+      p.add(
+          "spec.monitoring.serviceMonitor.interval: '"
+              + monitor.interval()
+              + "' is not a duration such as 30s or 1m");
+    }
     if (p.isEmpty()) {
-      findCycle(s).ifPresent(p::add);
+      AgentGraph.of(s)
+          .cycle()
+          .ifPresent(cycle ->
+              p.add(
+                  "spec.agents: dependency cycle "
+                      + cycle
+                      + " (through dependsOn and servers naming agents)"));
     }
-  }
-
-  /** Agents each agent needs running first: its dependsOn plus the agents named in servers. */
-  public static Map<String, Set<String>> agentDependencies(PallasDeploymentSpec s) {
-    Set<String> agentNames = new HashSet<>();
-    s.effectiveAgents().forEach(a -> agentNames.add(a.name()));
-    Map<String, Set<String>> deps = new LinkedHashMap<>();
-    for (AgentSpec a : s.effectiveAgents()) {
-      Set<String> mine = new java.util.LinkedHashSet<>(a.effectiveDependsOn());
-      a.effectiveServers().stream().filter(agentNames::contains).forEach(mine::add);
-      deps.put(a.name(), mine);
-    }
-    return deps;
-  }
-
-  private static java.util.Optional<String> findCycle(PallasDeploymentSpec s) {
-    Map<String, Set<String>> deps = agentDependencies(s);
-    Map<String, Integer> state = new HashMap<>(); // 1 = visiting, 2 = done
-    for (String start : deps.keySet()) {
-      List<String> stack = new ArrayList<>();
-      String cycle = visit(start, deps, state, stack);
-      if (cycle != null) {
-        return java.util.Optional.of(
-            "spec.agents: dependency cycle "
-                + cycle
-                + " (through dependsOn and servers naming agents)");
-      }
-    }
-    return java.util.Optional.empty();
-  }
-
-  private static String visit(
-      String node, Map<String, Set<String>> deps, Map<String, Integer> state, List<String> stack) {
-    Integer st = state.get(node);
-    if (st != null && st == 2) {
-      return null;
-    }
-    if (st != null && st == 1) {
-      List<String> loop = new ArrayList<>(stack.subList(stack.indexOf(node), stack.size()));
-      loop.add(node);
-      return String.join(" -> ", loop);
-    }
-    state.put(node, 1);
-    stack.add(node);
-    for (String next : deps.getOrDefault(node, Set.of())) {
-      String cycle = visit(next, deps, state, stack);
-      if (cycle != null) {
-        return cycle;
-      }
-    }
-    stack.remove(stack.size() - 1);
-    state.put(node, 2);
-    return null;
   }
 
   private static boolean checkName(String at, String name, List<String> p) {

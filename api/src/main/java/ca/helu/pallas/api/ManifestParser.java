@@ -3,6 +3,7 @@ package ca.helu.pallas.api;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
@@ -12,6 +13,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -46,19 +48,34 @@ public final class ManifestParser {
   /** Parses and validates manifest text; {@code source} names it in error messages. */
   public static PallasDeployment parse(String text, String source) {
     PallasDeployment deployment;
+    List<String> problems = new ArrayList<>();
     try {
-      deployment = YAML.readValue(text, PallasDeployment.class);
+      JsonNode tree = YAML.readTree(text);
+      if (tree == null || tree.isMissingNode() || tree.isNull()) {
+        throw new InvalidDeploymentException(source, List.of("the manifest is empty"));
+      }
+      if (!tree.isObject()) {
+        throw new InvalidDeploymentException(source, List.of("the manifest is not a mapping"));
+      }
+      // CustomResource fixes apiVersion and kind from its annotations, so check what was written
+      checkText(tree, "apiVersion", PallasDeployment.API_VERSION, problems);
+      checkText(tree, "kind", PallasDeployment.KIND, problems);
+      deployment = YAML.treeToValue(tree, PallasDeployment.class);
     } catch (JsonProcessingException e) {
       throw new InvalidDeploymentException(source, List.of(describe(e)));
     }
-    if (deployment == null) {
-      throw new InvalidDeploymentException(source, List.of("the manifest is empty"));
-    }
-    List<String> problems = DeploymentValidator.validate(deployment);
+    problems.addAll(DeploymentValidator.validate(deployment));
     if (!problems.isEmpty()) {
       throw new InvalidDeploymentException(source, problems);
     }
     return deployment;
+  }
+
+  private static void checkText(JsonNode tree, String field, String expected, List<String> p) {
+    JsonNode value = tree.get(field);
+    if (value == null || !expected.equals(value.asText())) {
+      p.add(field + ": '" + (value == null ? null : value.asText()) + "' must be " + expected);
+    }
   }
 
   static String describe(JsonProcessingException e) {

@@ -2,6 +2,7 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Pattern;
 import java.util.Map;
 
 /** Prometheus scraping of every pod. */
@@ -14,7 +15,9 @@ public record MonitoringSpec(
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public record ServiceMonitorSpec(
       @JsonPropertyDescription("Create the ServiceMonitor. Default false.") Boolean enabled,
-      @JsonPropertyDescription("Scrape interval, e.g. 30s.") String interval,
+      @JsonPropertyDescription("Scrape interval, e.g. 30s. Default: Prometheus' own.")
+          @Pattern(DeploymentValidator.DURATION_PATTERN)
+          String interval,
       @JsonPropertyDescription("Extra labels, e.g. release: prometheus.")
           Map<String, String> labels) {}
 }

@@ -1,31 +1,77 @@
 package ca.helu.pallas.api;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.annotation.JsonIgnore;
+import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
+import io.fabric8.generator.annotation.ValidationRule;
+import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Group;
+import io.fabric8.kubernetes.model.annotation.ShortNames;
+import io.fabric8.kubernetes.model.annotation.Version;
 
 /**
- * A PallasDeployment manifest as it appears in a file or in the API server: one fleet of agents,
- * their downstream MCP servers, model providers and registry.
+ * A PallasDeployment as it appears in a file or in the API server: one fleet of agents, their
+ * downstream MCP servers, model providers and registry (docs/crd-reference.md). The same class is
+ * the runtime's manifest and the operator's custom resource.
  */
-@JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"apiVersion", "kind", "metadata", "spec", "status"})
-public record PallasDeployment(
-    @JsonPropertyDescription("Must be " + PallasDeployment.API_VERSION) String apiVersion,
-    @JsonPropertyDescription("Must be " + PallasDeployment.KIND) String kind,
-    @JsonPropertyDescription("Standard object metadata; name is required") ObjectMeta metadata,
-    @JsonPropertyDescription("The desired fleet") PallasDeploymentSpec spec,
-    @JsonPropertyDescription("Observed state, written by the operator")
-        PallasDeploymentStatus status) {
+@Group(PallasDeployment.GROUP)
+@Version(PallasDeployment.VERSION)
+@ShortNames("pallas")
+@AdditionalPrinterColumn(
+    name = "Ready",
+    jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
+    getDescription = "Every agent and the registry serve")
+@AdditionalPrinterColumn(
+    name = "Agents",
+    jsonPath = ".status.agentsReady",
+    getDescription = "Agents ready / agents")
+@AdditionalPrinterColumn(
+    name = "Registry URL",
+    jsonPath = ".status.registryUrl",
+    getDescription = "Where Daedalus finds every agent")
+@AdditionalPrinterColumn(
+    name = "Age",
+    jsonPath = ".metadata.creationTimestamp",
+    type = AdditionalPrinterColumn.Type.DATE)
+// Every object is named {name}-{agent} or {name}-registry; a Service name is a DNS-1035 label.
+@ValidationRule(
+    value = "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+    message =
+        "metadata.name must start with a letter and hold only lower-case letters, digits and"
+            + " '-' (it prefixes Service names)")
+@ValidationRule(
+    value = "size(self.metadata.name) <= " + PallasNames.MAX_DEPLOYMENT_NAME,
+    message =
+        "metadata.name must be at most "
+            + PallasNames.MAX_DEPLOYMENT_NAME
+            + " characters ({name}-registry is a Service name of at most 63)")
+@ValidationRule(
+    value =
+        "!has(self.spec) || !has(self.spec.agents) || self.spec.agents.all(a,"
+            + " size(self.metadata.name) + 1 + size(a.name) <= 63)",
+    message =
+        "metadata.name-agents[].name must be at most 63 characters (it names the agent's"
+            + " Service)",
+    fieldPath = ".spec.agents")
+public class PallasDeployment extends CustomResource<PallasDeploymentSpec, PallasDeploymentStatus>
+    implements Namespaced {
 
   public static final String GROUP = "pallas.helu.ca";
   public static final String VERSION = "v1alpha1";
   public static final String API_VERSION = GROUP + "/" + VERSION;
   public static final String KIND = "PallasDeployment";
 
+  public PallasDeployment() {}
+
+  public PallasDeployment(ObjectMeta metadata, PallasDeploymentSpec spec) {
+    setMetadata(metadata);
+    setSpec(spec);
+  }
+
   /** The metadata name, or {@code null} when absent. */
+  @JsonIgnore
   public String name() {
-    return metadata == null ? null : metadata.getName();
+    return getMetadata() == null ? null : getMetadata().getName();
   }
 }

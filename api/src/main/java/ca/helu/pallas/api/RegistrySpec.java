@@ -2,14 +2,21 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
 
 /** The registry that publishes every agent at /.well-known/mcp/server.json. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RegistrySpec(
-    @JsonPropertyDescription("Registry Service/listen port. Default 24200.") Integer port,
+    @JsonPropertyDescription("Registry Service/listen port. Default 24200.") @Min(1) @Max(65535)
+        Integer port,
     @JsonPropertyDescription(
             "Reverse-domain prefix of registry server names, e.g. ca.helu.ouranos. Default"
                 + " local.pallas.")
+        @Pattern(DeploymentValidator.REGISTRY_NAMESPACE_PATTERN)
+        @Size(max = 200)
         String namespace) {
 
   public static final int DEFAULT_PORT = 24200;

@@ -2,18 +2,26 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
 
 /** Sampling parameters sent to the model, and the agent loop's own limits. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record RequestParams(
     @JsonPropertyDescription("Sampling temperature, 0-2. Dropped for models that reject it.")
+        @Min(0)
+        @Max(2)
         Double temperature,
     @JsonPropertyDescription("Nucleus sampling, 0-1. Dropped for models that reject it.")
+        @Min(value = 0, inclusive = false)
+        @Max(1)
         Double topP,
-    @JsonPropertyDescription("Top-k sampling, >= 1. Dropped for providers that reject it.")
+    @JsonPropertyDescription("Top-k sampling, >= 1. Dropped for providers that reject it.") @Min(1)
         Integer topK,
-    @JsonPropertyDescription("Maximum output tokens per LLM turn.") Integer maxTokens,
+    @JsonPropertyDescription("Maximum output tokens per LLM turn.") @Min(1) Integer maxTokens,
     @JsonPropertyDescription("Maximum LLM turns in one send_message. Default 20.")
+        @Min(1)
+        @Max(1000)
         Integer maxIterations,
     @JsonPropertyDescription("Run a turn's tool calls in parallel. Default true.")
         Boolean parallelToolCalls,

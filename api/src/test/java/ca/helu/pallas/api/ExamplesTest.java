@@ -25,9 +25,9 @@ class ExamplesTest {
   @MethodSource("examples")
   void everyExampleParsesAndValidates(Path example) {
     PallasDeployment d = ManifestParser.read(example);
-    assertThat(d.spec().effectiveAgents()).isNotEmpty();
-    for (AgentSpec agent : d.spec().effectiveAgents()) {
-      assertThat(d.spec().modelOf(agent)).as("model of %s", agent.name()).isNotNull();
+    assertThat(d.getSpec().effectiveAgents()).isNotEmpty();
+    for (AgentSpec agent : d.getSpec().effectiveAgents()) {
+      assertThat(d.getSpec().modelOf(agent)).as("model of %s", agent.name()).isNotNull();
     }
   }
 }

@@ -40,7 +40,7 @@ class ManifestParserTest {
                     - name: c
                 """,
             "t");
-    PallasDeploymentSpec s = d.spec();
+    PallasDeploymentSpec s = d.getSpec();
     assertThat(s.effectiveVersion()).isEqualTo("1.0.0");
     assertThat(s.effectiveRegistry().effectivePort()).isEqualTo(24200);
     assertThat(s.effectiveModelCapabilities().effectiveContextWindow()).isEqualTo(131072);
@@ -66,7 +66,7 @@ class ManifestParserTest {
                       icons: [{src: a.svg, sizes: any}, {src: b.png, sizes: [48x48, 96x96]}]
                 """,
             "t");
-    List<Icon> icons = d.spec().effectiveAgents().get(0).effectiveIcons();
+    List<Icon> icons = d.getSpec().effectiveAgents().get(0).effectiveIcons();
     assertThat(icons.get(0).sizes()).containsExactly("any");
     assertThat(icons.get(1).sizes()).containsExactly("48x48", "96x96");
   }

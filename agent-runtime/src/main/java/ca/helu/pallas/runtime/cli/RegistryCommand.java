@@ -1,19 +1,25 @@
 package ca.helu.pallas.runtime.cli;
 
-import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.registry.ConfigMapManifestSource;
+import ca.helu.pallas.runtime.registry.FileManifestSource;
+import ca.helu.pallas.runtime.registry.ManifestSource;
 import ca.helu.pallas.runtime.registry.RegistryServer;
-import java.nio.file.Files;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -21,8 +27,10 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * The registry pod: serves server.json for the manifest (a mounted ConfigMap) and picks up changes
- * within seconds. A manifest that becomes invalid is reported and the last good one kept.
+ * The registry pod: serves server.json for a manifest and follows its changes. The operator runs it
+ * on its {@code X-config} ConfigMap, read through the API so that a change shows within seconds
+ * (docs/kubernetes.md); a file works too. A manifest that becomes invalid is reported and the last
+ * good one kept. Agents are published at {@code spec.host} or their Service's cluster DNS name.
  */
 @Command(
     name = "registry",
@@ -34,76 +42,63 @@ final class RegistryCommand implements Callable<Integer> {
   @Mixin CommonOptions common = new CommonOptions();
 
   @Option(
-      names = "--agent-url-template",
-      paramLabel = "TEMPLATE",
+      names = "--config-map",
+      paramLabel = "NAME",
       description =
-          "Published MCP URL of each agent when spec.host is unset; {deployment}, {namespace},"
-              + " {name}, {dnsName}, {port} are replaced (default ${DEFAULT-VALUE})")
-  String urlTemplate = "http://{deployment}-{dnsName}.{namespace}.svc:{port}/mcp";
+          "Follow this ConfigMap's "
+              + PallasNames.CONFIG_KEY
+              + " through the Kubernetes API"
+              + " (in-cluster credentials or $KUBECONFIG) instead of a file")
+  String configMap;
+
+  @Option(
+      names = "--namespace",
+      paramLabel = "NAMESPACE",
+      description = "Namespace of --config-map (default: the client's namespace)")
+  String namespace;
 
   @Option(
       names = "--reload-seconds",
       paramLabel = "SECONDS",
-      description = "How often the manifest is re-read (default ${DEFAULT-VALUE})")
+      description = "How often a manifest file is re-read (default ${DEFAULT-VALUE})")
   int reloadSeconds = 2;
+
+  private final Object lock = new Object();
+  private final CompletableFuture<PallasDeployment> firstGood = new CompletableFuture<>();
+  private volatile PallasDeployment current;
+  private RegistryServer server;
 
   @Override
   public Integer call() throws Exception {
     Environment env = common.environment();
-    Path file;
-    String firstText;
-    PallasDeployment first;
+    ManifestSource source;
     try {
-      file = common.resolve(env);
-      firstText = readOrEmpty(file);
-      first = ManifestParser.parse(firstText, file.toString());
+      source = configMap != null ? configMapSource() : fileSource(env);
     } catch (InvalidDeploymentException e) {
       System.err.println(e.getMessage());
       return 2;
     }
-    AtomicReference<PallasDeployment> current = new AtomicReference<>(first);
+    source.start(text -> accept(text, source.describe()));
+    PallasDeployment first = awaitFirst(source);
     PallasMetrics metrics = new PallasMetrics();
-    RegistryServer server =
-        new RegistryServer(
-                common.bind,
-                first.spec().effectiveRegistry().effectivePort(),
-                first.spec(),
-                agent -> url(current.get(), agent),
-                metrics)
-            .start();
+    synchronized (lock) {
+      server =
+          new RegistryServer(
+                  common.bind,
+                  first.getSpec().effectiveRegistry().effectivePort(),
+                  current.getSpec(),
+                  agent -> PallasNames.agentUrl(current, agent),
+                  metrics)
+              .start();
+    }
     System.out.println(
         "registry: http://localhost:" + server.port() + "/.well-known/mcp/server.json");
     metrics.bindJvmMetrics();
-    ScheduledExecutorService reload = Executors.newSingleThreadScheduledExecutor();
-    // the text first parsed, not a fresh read: a change made while starting must still be seen
-    AtomicReference<String> lastText = new AtomicReference<>(firstText);
-    reload.scheduleWithFixedDelay(
-        () -> {
-          try {
-            String text = Files.readString(file);
-            if (text.equals(lastText.getAndSet(text))) {
-              return;
-            }
-            PallasDeployment next = ManifestParser.parse(text, file.toString());
-            current.set(next);
-            server.update(next.spec());
-            LOG.info("registry reloaded: {} agents", next.spec().effectiveAgents().size());
-          } catch (InvalidDeploymentException e) {
-            LOG.error(
-                "manifest changed but is invalid; still serving the last good one: {}",
-                e.getMessage());
-          } catch (Exception e) {
-            LOG.warn("cannot re-read {}: {}", file, e.getMessage());
-          }
-        },
-        reloadSeconds,
-        reloadSeconds,
-        TimeUnit.SECONDS);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  reload.shutdownNow();
+                  source.close();
                   server.close();
                 },
                 "pallas-shutdown"));
@@ -111,27 +106,60 @@ final class RegistryCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static String readOrEmpty(Path file) {
+  private ManifestSource fileSource(Environment env) {
+    Path file = common.resolve(env);
+    FileManifestSource source = new FileManifestSource(file, Duration.ofSeconds(reloadSeconds));
+    String text;
     try {
-      return Files.readString(file);
-    } catch (java.io.IOException e) {
+      text = source.read();
+    } catch (IOException e) {
       throw new InvalidDeploymentException(
-          file.toString(), java.util.List.of("cannot read file: " + e.getMessage()));
+          file.toString(), List.of("cannot read file: " + e.getMessage()));
+    }
+    // a file that is invalid at the start is an error, not something to wait for
+    accept(ManifestParser.parse(text, file.toString()));
+    return source;
+  }
+
+  private ManifestSource configMapSource() {
+    KubernetesClient client = new KubernetesClientBuilder().build();
+    String ns = namespace != null ? namespace : client.getNamespace();
+    return new ConfigMapManifestSource(client, ns, configMap);
+  }
+
+  private PallasDeployment awaitFirst(ManifestSource source) throws Exception {
+    while (true) {
+      try {
+        return firstGood.get(30, TimeUnit.SECONDS);
+      } catch (TimeoutException e) {
+        LOG.warn("still waiting for a valid manifest in {}", source.describe());
+      }
     }
   }
 
-  private String url(PallasDeployment d, AgentSpec agent) {
-    int port = d.spec().portOf(agent);
-    if (d.spec().host() != null) {
-      return "http://" + d.spec().host() + ":" + port + "/mcp";
+  private void accept(String text, String where) {
+    PallasDeployment next;
+    try {
+      next = ManifestParser.parse(text, where);
+    } catch (InvalidDeploymentException e) {
+      LOG.error(
+          current == null
+              ? "the manifest is invalid; waiting for a valid one: {}"
+              : "manifest changed but is invalid; still serving the last good one: {}",
+          e.getMessage());
+      return;
     }
-    String namespace =
-        d.metadata().getNamespace() == null ? "default" : d.metadata().getNamespace();
-    return urlTemplate
-        .replace("{deployment}", d.name())
-        .replace("{namespace}", namespace)
-        .replace("{name}", agent.name())
-        .replace("{dnsName}", agent.name().replace('_', '-'))
-        .replace("{port}", Integer.toString(port));
+    accept(next);
+  }
+
+  private void accept(PallasDeployment next) {
+    synchronized (lock) {
+      current = next;
+      if (server != null) {
+        server.update(next.getSpec());
+        LOG.info("registry reloaded: {} agents", next.getSpec().effectiveAgents().size());
+      }
+      firstGood.complete(next);
+    }
   }
 }

@@ -34,12 +34,11 @@ final class ServeCommand implements Callable<Integer> {
   String agent;
 
   @Option(
-      names = "--peer-url-template",
-      paramLabel = "TEMPLATE",
+      names = "--cluster",
       description =
-          "MCP URL of another agent this one calls; {name}, {dnsName}, {port} are replaced"
-              + " (default ${DEFAULT-VALUE})")
-  String peerUrlTemplate = ServeOptions.LOCAL_PEERS;
+          "Reach other agents by their Kubernetes Service names (X-agent.namespace.svc), as the"
+              + " operator deploys them, instead of on 127.0.0.1")
+  boolean cluster;
 
   @Option(
       names = "--drain-timeout",
@@ -65,12 +64,12 @@ final class ServeCommand implements Callable<Integer> {
     }
     ServeOptions options =
         new ServeOptions(
-            common.bind, agent, peerUrlTemplate, Duration.ofSeconds(drainSeconds), allowedOrigins);
+            common.bind, agent, cluster, Duration.ofSeconds(drainSeconds), allowedOrigins);
     PallasMetrics metrics = new PallasMetrics();
     DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
     Fleet fleet;
     try {
-      parts.preflight(deployment.spec());
+      parts.preflight(deployment.getSpec());
       fleet = new Fleet(deployment, options, metrics, parts).start();
     } catch (RuntimeException e) {
       System.err.println("pallas: cannot start: " + e.getMessage());

@@ -1,27 +1,19 @@
 package ca.helu.pallas.runtime.config;
 
 import ca.helu.pallas.api.SecretValue;
-import java.util.Locale;
+import ca.helu.pallas.api.SecretVariables;
 import java.util.Optional;
 
 /**
  * Resolves {@link SecretValue}s. A {@code secretKeyRef} is read from the environment variable the
- * operator injects for it ({@link #envNameFor}); error messages name the variable, never a value.
+ * operator injects for it ({@link SecretVariables}); error messages name the variable, never a
+ * value.
  */
 public final class Secrets {
   private final Environment env;
 
   public Secrets(Environment env) {
     this.env = env;
-  }
-
-  /** The environment variable that carries a Secret key in a pod: PALLAS_SECRET_{NAME}_{KEY}. */
-  public static String envNameFor(SecretValue.SecretKeyRef ref) {
-    return "PALLAS_SECRET_" + sanitize(ref.name()) + "_" + sanitize(ref.key());
-  }
-
-  private static String sanitize(String s) {
-    return s.toUpperCase(Locale.ROOT).replaceAll("[^A-Z0-9]", "_");
   }
 
   /** The secret's value, or empty when the variable it names is unset. */
@@ -35,7 +27,7 @@ public final class Secrets {
     if (secret.env() != null) {
       return env.get(secret.env());
     }
-    return env.get(envNameFor(secret.secretKeyRef()));
+    return env.get(SecretVariables.nameFor(secret.secretKeyRef()));
   }
 
   /** Where the secret comes from, for messages: never the value itself. */
@@ -54,7 +46,7 @@ public final class Secrets {
         + " key "
         + secret.secretKeyRef().key()
         + " (environment variable "
-        + envNameFor(secret.secretKeyRef())
+        + SecretVariables.nameFor(secret.secretKeyRef())
         + ")";
   }
 

@@ -1,8 +1,10 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.api.AgentGraph;
 import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
@@ -43,7 +45,7 @@ public final class Fleet implements AutoCloseable {
   }
 
   private PallasDeploymentSpec spec() {
-    return deployment.spec();
+    return deployment.getSpec();
   }
 
   /** The URL published for an agent: spec.host (default localhost) and its port. */
@@ -62,11 +64,10 @@ public final class Fleet implements AutoCloseable {
   }
 
   private String peerUrl(AgentSpec peer) {
-    return options
-        .peerUrlTemplate()
-        .replace("{name}", peer.name())
-        .replace("{dnsName}", peer.name().replace('_', '-'))
-        .replace("{port}", Integer.toString(spec().portOf(peer)));
+    if (options.cluster()) {
+      return PallasNames.peerUrl(deployment, peer);
+    }
+    return "http://127.0.0.1:" + spec().portOf(peer) + "/mcp";
   }
 
   /** Starts everything; on failure stops what started and rethrows. */
@@ -100,7 +101,7 @@ public final class Fleet implements AutoCloseable {
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
       // seed 001 waits for each dependency's HTTP endpoint; in one process an agent's listener is
       // bound and serving when start() returns, so each wave is ready before the next begins
-      for (List<String> wave : StartOrder.waves(spec())) {
+      for (List<String> wave : AgentGraph.of(spec()).waves()) {
         for (String name : wave) {
           startAgent(spec().agent(name).orElseThrow());
         }

@@ -8,24 +8,22 @@ import java.util.List;
  *
  * @param bindAddress address every listener binds
  * @param onlyAgent serve this agent alone, without the registry (null: every agent + registry)
- * @param peerUrlTemplate URL of another agent's MCP endpoint; {name}, {dnsName} (name with _
- *     replaced by -) and {port} are replaced
+ * @param cluster reach other agents by their Kubernetes Service names (docs/kubernetes.md), not on
+ *     127.0.0.1
  * @param drainTimeout how long shutdown waits for calls in progress
  * @param allowedOrigins browser origins accepted besides localhost
  */
 public record ServeOptions(
     String bindAddress,
     String onlyAgent,
-    String peerUrlTemplate,
+    boolean cluster,
     Duration drainTimeout,
     List<String> allowedOrigins) {
-  public static final String LOCAL_PEERS = "http://127.0.0.1:{port}/mcp";
-
   public static ServeOptions local() {
-    return new ServeOptions("0.0.0.0", null, LOCAL_PEERS, Duration.ofSeconds(30), List.of());
+    return new ServeOptions("0.0.0.0", null, false, Duration.ofSeconds(30), List.of());
   }
 
   public ServeOptions withBindAddress(String address) {
-    return new ServeOptions(address, onlyAgent, peerUrlTemplate, drainTimeout, allowedOrigins);
+    return new ServeOptions(address, onlyAgent, cluster, drainTimeout, allowedOrigins);
   }
 }

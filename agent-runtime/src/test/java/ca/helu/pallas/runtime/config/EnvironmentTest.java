@@ -32,13 +32,13 @@ class EnvironmentTest {
   @Test
   void secretsResolveWithoutEverDescribingTheirValue() {
     Secrets secrets =
-        new Secrets(new Environment(Map.of("TOKEN", "s3cret", "PALLAS_SECRET_ARGOS_TOKEN", "k")));
+        new Secrets(new Environment(Map.of("TOKEN", "s3cret", "PALLAS_SECRET_argos__token", "k")));
     assertThat(secrets.resolve(new SecretValue(null, "TOKEN", null))).contains("s3cret");
     SecretValue ref = new SecretValue(null, null, new SecretValue.SecretKeyRef("argos", "token"));
     assertThat(secrets.resolve(ref)).contains("k");
     assertThat(secrets.resolve(new SecretValue(null, "UNSET", null))).isEmpty();
     assertThat(Secrets.describe(new SecretValue("inline-secret", null, null)))
         .doesNotContain("inline-secret");
-    assertThat(Secrets.describe(ref)).contains("PALLAS_SECRET_ARGOS_TOKEN").doesNotContain("k\"");
+    assertThat(Secrets.describe(ref)).contains("PALLAS_SECRET_argos__token").doesNotContain("k\"");
   }
 }

@@ -104,7 +104,7 @@ class CliIT {
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
                 + "  agents: [{name: a, port: ${port:a}}, {name: b, port: ${port:b}}]\n");
     Files.writeString(dir.resolve(".env"), "PALLAS_DEPLOYMENT_FILE=" + file.getFileName() + "\n");
-    var spec = ca.helu.pallas.api.ManifestParser.read(file).spec();
+    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
     int a = spec.portOf(spec.agent("a").orElseThrow());
     int b = spec.portOf(spec.agent("b").orElseThrow());
     int registry = spec.effectiveRegistry().effectivePort();
@@ -133,7 +133,7 @@ class CliIT {
             HEAD
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: slow\n"
                 + "  agents: [{name: s, port: ${port:s}, instanceScope: request}]\n");
-    var spec = ca.helu.pallas.api.ManifestParser.read(file).spec();
+    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
     int port = spec.portOf(spec.agent("s").orElseThrow());
     Process p = start("serve", "-f", "deployment.yaml", "--drain-timeout", "20");
     awaitUp("http://127.0.0.1:" + port + "/readyz", p);
@@ -166,7 +166,7 @@ class CliIT {
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
                 + "  agents: [{name: tech_research, port: 9001}]\n");
     int port =
-        ca.helu.pallas.api.ManifestParser.read(file).spec().effectiveRegistry().effectivePort();
+        ca.helu.pallas.api.ManifestParser.read(file).getSpec().effectiveRegistry().effectivePort();
     Process p = start("registry", "-f", "deployment.yaml", "--reload-seconds", "1");
     try {
       String url = "http://127.0.0.1:" + port + "/.well-known/mcp/server.json";

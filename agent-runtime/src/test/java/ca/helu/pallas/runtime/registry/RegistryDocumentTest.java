@@ -16,8 +16,8 @@ class RegistryDocumentTest {
     PallasDeployment d = ManifestParser.read(Path.of("../examples/ouranos.yaml"));
     byte[] body =
         RegistryDocument.render(
-            d.spec(),
-            a -> "http://puck.incus:" + d.spec().portOf(a) + "/mcp",
+            d.getSpec(),
+            a -> "http://puck.incus:" + d.getSpec().portOf(a) + "/mcp",
             Instant.parse("2026-03-12T10:00:00.123Z"));
     JsonNode servers = new ObjectMapper().readTree(body).get("servers");
     assertThat(servers).hasSize(3);
@@ -62,7 +62,7 @@ class RegistryDocumentTest {
               agents: [{name: tech_research}]
             """,
             "t");
-    assertThat(RegistryDocument.serverName(d.spec(), d.spec().effectiveAgents().get(0)))
+    assertThat(RegistryDocument.serverName(d.getSpec(), d.getSpec().effectiveAgents().get(0)))
         .isEqualTo("com.example.project/tech-research");
   }
 }

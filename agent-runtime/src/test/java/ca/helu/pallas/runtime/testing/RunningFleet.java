@@ -30,7 +30,7 @@ public final class RunningFleet implements AutoCloseable {
     metrics = new PallasMetrics();
     metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
-    parts.preflight(deployment.spec());
+    parts.preflight(deployment.getSpec());
     fleet = new Fleet(deployment, options, metrics, parts).start();
   }
 
@@ -106,11 +106,11 @@ public final class RunningFleet implements AutoCloseable {
   }
 
   public int port(String agent) {
-    return deployment.spec().portOf(deployment.spec().agent(agent).orElseThrow());
+    return deployment.getSpec().portOf(deployment.getSpec().agent(agent).orElseThrow());
   }
 
   public String registryBase() {
-    return "http://127.0.0.1:" + deployment.spec().effectiveRegistry().effectivePort();
+    return "http://127.0.0.1:" + deployment.getSpec().effectiveRegistry().effectivePort();
   }
 
   public PallasMetrics metrics() {

@@ -1,0 +1,151 @@
+package ca.helu.pallas.api;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Every name the operator and the runtime must agree on (docs/kubernetes.md): object names, labels,
+ * ports, mount paths and in-cluster URLs. For PallasDeployment {@code X} in namespace {@code N}:
+ * agent {@code a} runs as Deployment and Service {@code X-a} ({@code _} becomes {@code -}), the
+ * registry as {@code X-registry}, the rendered manifest is ConfigMap {@code X-config}.
+ */
+public final class PallasNames {
+  /** Agent and server names: DNS-friendly, '_' allowed (tech_research). */
+  public static final String NAME_PATTERN = "^[a-z0-9]([a-z0-9_-]{0,61}[a-z0-9])?$";
+
+  /** {name}-registry must fit a 63-character Service name. */
+  public static final int MAX_DEPLOYMENT_NAME = 54; // 63 - "-registry".length()
+
+  public static final String APP = "pallas";
+  public static final String LABEL_NAME = "app.kubernetes.io/name";
+  public static final String LABEL_INSTANCE = "app.kubernetes.io/instance";
+  public static final String LABEL_COMPONENT = "app.kubernetes.io/component";
+  public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+  public static final String LABEL_AGENT = PallasDeployment.GROUP + "/agent";
+  public static final String COMPONENT_AGENT = "agent";
+  public static final String COMPONENT_REGISTRY = "registry";
+  public static final String MANAGED_BY = "pallas-operator";
+
+  /** Pod template annotation: hash of what the pod reads, so a change rolls exactly its pods. */
+  public static final String CONFIG_HASH_ANNOTATION = PallasDeployment.GROUP + "/config-hash";
+
+  /** The Service port name every pod serves MCP (or server.json) and /metrics on. */
+  public static final String PORT_NAME = "http";
+
+  /** Where pods mount the rendered manifest, and its key in the ConfigMap. */
+  public static final String CONFIG_DIR = "/etc/pallas";
+
+  public static final String CONFIG_KEY = "deployment.yaml";
+  public static final String CONFIG_FILE = CONFIG_DIR + "/" + CONFIG_KEY;
+
+  private PallasNames() {}
+
+  /** An agent name as it appears in object names and DNS: '_' becomes '-'. */
+  public static String dnsName(String agent) {
+    return agent.replace('_', '-');
+  }
+
+  /** Deployment and Service of one agent: {@code X-a}. */
+  public static String agentObject(String deployment, String agent) {
+    return deployment + "-" + dnsName(agent);
+  }
+
+  public static String registryObject(String deployment) {
+    return deployment + "-" + COMPONENT_REGISTRY;
+  }
+
+  /** The ConfigMap holding the rendered manifest every pod reads. */
+  public static String configMap(String deployment) {
+    return deployment + "-config";
+  }
+
+  /** The owned Secret holding inline secret values, which never go into the ConfigMap. */
+  public static String inlineSecret(String deployment) {
+    return deployment + "-inline";
+  }
+
+  /** Labels shared by every object of one PallasDeployment. */
+  public static Map<String, String> instanceLabels(String deployment) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(LABEL_NAME, APP);
+    labels.put(LABEL_INSTANCE, deployment);
+    labels.put(LABEL_MANAGED_BY, MANAGED_BY);
+    return labels;
+  }
+
+  /** Selector of one agent's pods (immutable once a Deployment exists). */
+  public static Map<String, String> agentSelector(String deployment, String agent) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(LABEL_NAME, APP);
+    labels.put(LABEL_INSTANCE, deployment);
+    labels.put(LABEL_COMPONENT, COMPONENT_AGENT);
+    labels.put(LABEL_AGENT, agent);
+    return labels;
+  }
+
+  public static Map<String, String> agentLabels(String deployment, String agent) {
+    Map<String, String> labels = instanceLabels(deployment);
+    labels.putAll(agentSelector(deployment, agent));
+    return labels;
+  }
+
+  public static Map<String, String> registrySelector(String deployment) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(LABEL_NAME, APP);
+    labels.put(LABEL_INSTANCE, deployment);
+    labels.put(LABEL_COMPONENT, COMPONENT_REGISTRY);
+    return labels;
+  }
+
+  public static Map<String, String> registryLabels(String deployment) {
+    Map<String, String> labels = instanceLabels(deployment);
+    labels.putAll(registrySelector(deployment));
+    return labels;
+  }
+
+  /**
+   * Host of an agent's Service inside the cluster: {@code X-a.N.svc}, which resolves from any
+   * namespace whatever the cluster domain.
+   */
+  public static String agentServiceHost(String deployment, String namespace, String agent) {
+    return agentObject(deployment, agent) + "." + namespace + ".svc";
+  }
+
+  /**
+   * The MCP URL Daedalus and other agents use for an agent: on {@code spec.host} when set, else on
+   * the agent Service's cluster DNS name.
+   */
+  public static String agentUrl(PallasDeployment d, AgentSpec agent) {
+    PallasDeploymentSpec spec = d.getSpec();
+    String host =
+        spec.host() != null
+            ? spec.host()
+            : agentServiceHost(d.name(), namespaceOf(d), agent.name());
+    return "http://" + host + ":" + spec.portOf(agent) + "/mcp";
+  }
+
+  /** The MCP URL one agent uses to call another inside the cluster: always its Service. */
+  public static String peerUrl(PallasDeployment d, AgentSpec peer) {
+    return "http://"
+        + agentServiceHost(d.name(), namespaceOf(d), peer.name())
+        + ":"
+        + d.getSpec().portOf(peer)
+        + "/mcp";
+  }
+
+  /** server.json inside the cluster. */
+  public static String registryUrl(PallasDeployment d) {
+    return "http://"
+        + registryObject(d.name())
+        + "."
+        + namespaceOf(d)
+        + ".svc:"
+        + d.getSpec().effectiveRegistry().effectivePort()
+        + "/.well-known/mcp/server.json";
+  }
+
+  private static String namespaceOf(PallasDeployment d) {
+    String namespace = d.getMetadata().getNamespace();
+    return namespace == null ? "default" : namespace;
+  }
+}

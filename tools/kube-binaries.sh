@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Builds Kubernetes binaries from the Go module proxy (no binary can be downloaded on the machines
+# this project runs on; see docs/development.md) and caches them by version.
+#
+#   tools/kube-binaries.sh [COMPONENT...]     default: kube-apiserver kubectl etcd
+#
+# COMPONENT is any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubectl, kubelet, kube-proxy,
+# kube-controller-manager, kube-scheduler) or etcd. Stripped binaries land in
+# $PALLAS_CACHE/kube/<version>/bin (default ~/.cache/pallas); what is there already is reused.
+# Afterwards kube-api-test's cache layout (~/.kubeapitest/k8s/<version>-linux-amd64) is filled so
+# the operator's integration tests find a real kube-apiserver, etcd and kubectl without a download.
+set -euo pipefail
+
+KUBE_VERSION=${KUBE_VERSION:-v1.35.4}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
+CACHE=${PALLAS_CACHE:-$HOME/.cache/pallas}
+BIN=$CACHE/kube/$KUBE_VERSION/bin
+API_TEST_DIR=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION#v}-linux-amd64
+components=("$@")
+[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl etcd)
+
+command -v go >/dev/null || { echo "kube-binaries: Go is required (go.dev, or Debian's golang-go >= 1.25)" >&2; exit 1; }
+mkdir -p "$BIN"
+export GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+
+build_kube() {
+  local dir=$CACHE/kube/$KUBE_VERSION/src minor=${KUBE_VERSION#v1.}
+  minor=${minor%%.*}
+  if [ ! -f "$dir/go.sum" ]; then
+    mkdir -p "$dir"
+    (
+      cd "$dir"
+      cat >go.mod <<MOD
+module pallas.local/kubebuild
+
+go 1.25.0
+
+require k8s.io/kubernetes $KUBE_VERSION
+MOD
+      # k8s.io/kubernetes replaces every staging module with ./staging/...: point each at its release
+      local gomod
+      gomod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+      grep -o 'k8s.io/[a-z0-9-]* => ./staging' "$gomod" | cut -d' ' -f1 | while read -r m; do
+        echo "replace $m => $m v0.${KUBE_VERSION#v1.}" >>go.mod
+      done
+      printf 'package kubebuild\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n' >tools.go
+      go mod tidy >/dev/null
+    )
+  fi
+  local ld=""
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+    ld="$ld -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.gitTreeState=clean"
+    ld="$ld -X $p.buildDate=2026-01-01T00:00:00Z"
+  done
+  (cd "$dir" && go build -trimpath -ldflags "-s -w $ld" -o "$BIN/$1.tmp" "k8s.io/kubernetes/cmd/$1")
+  mv "$BIN/$1.tmp" "$BIN/$1"
+}
+
+build_etcd() {
+  local dir=$CACHE/kube/etcd-$ETCD_VERSION/src
+  mkdir -p "$dir"
+  (
+    cd "$dir"
+    [ -f go.mod ] || printf 'module pallas.local/etcdbuild\n\ngo 1.25.0\n' >go.mod
+    printf 'package etcdbuild\n\nimport _ "go.etcd.io/etcd/server/v3/embed"\n' >tools.go
+    go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1
+    go mod tidy >/dev/null
+    go build -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" go.etcd.io/etcd/server/v3
+  )
+  mv "$BIN/etcd.tmp" "$BIN/etcd"
+}
+
+for c in "${components[@]}"; do
+  if [ -x "$BIN/$c" ]; then
+    continue
+  fi
+  start=$SECONDS
+  echo "kube-binaries: building $c ($( [ "$c" = etcd ] && echo "$ETCD_VERSION" || echo "$KUBE_VERSION"))"
+  if [ "$c" = etcd ]; then build_etcd; else build_kube "$c"; fi
+  echo "kube-binaries: $c built in $((SECONDS - start)) s"
+done
+
+# kube-api-test starts etcd and kube-apiserver listening on 0.0.0.0; these wrappers keep both on
+# loopback, the only address this project's tests may use.
+if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ] && [ -x "$BIN/kubectl" ]; then
+  mkdir -p "$API_TEST_DIR"
+  ln -sf "$BIN/kubectl" "$API_TEST_DIR/kubectl"
+  cat >"$API_TEST_DIR/etcd" <<WRAP
+#!/usr/bin/env bash
+args=(); for a in "\$@"; do args+=("\${a//\/\/0.0.0.0:/\/\/127.0.0.1:}"); done
+exec "$BIN/etcd" "\${args[@]}"
+WRAP
+  cat >"$API_TEST_DIR/kube-apiserver" <<WRAP
+#!/usr/bin/env bash
+args=(); for a in "\$@"; do args+=("\${a//\/\/0.0.0.0:/\/\/127.0.0.1:}"); done
+exec "$BIN/kube-apiserver" --bind-address=127.0.0.1 "\${args[@]}"
+WRAP
+  chmod +x "$API_TEST_DIR/etcd" "$API_TEST_DIR/kube-apiserver"
+fi
