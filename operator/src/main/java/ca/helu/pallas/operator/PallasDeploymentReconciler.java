@@ -1,0 +1,218 @@
+package ca.helu.pallas.operator;
+
+import ca.helu.pallas.api.DeploymentValidator;
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasDeploymentStatus;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.dependent.AgentDeploymentsDependentResource;
+import ca.helu.pallas.operator.dependent.AgentServicesDependentResource;
+import ca.helu.pallas.operator.dependent.ConfigMapDependentResource;
+import ca.helu.pallas.operator.dependent.Fleets;
+import ca.helu.pallas.operator.dependent.InlineSecretDependentResource;
+import ca.helu.pallas.operator.dependent.RegistryAccess;
+import ca.helu.pallas.operator.dependent.RegistryDeploymentDependentResource;
+import ca.helu.pallas.operator.dependent.RegistryServiceDependentResource;
+import ca.helu.pallas.operator.dependent.ServiceMonitorDependentResource;
+import ca.helu.pallas.operator.render.FleetRenderer;
+import ca.helu.pallas.operator.render.RenderedFleet;
+import ca.helu.pallas.operator.render.StartGate;
+import ca.helu.pallas.operator.source.ReferencedSecrets;
+import ca.helu.pallas.operator.source.ServiceMonitorCrd;
+import ca.helu.pallas.operator.status.Observation;
+import ca.helu.pallas.operator.status.Reason;
+import ca.helu.pallas.operator.status.StatusAggregator;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
+import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.api.reconciler.Workflow;
+import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns a PallasDeployment into its fleet (docs/operator.md). It validates what the API server's
+ * CEL rules cannot (dependency cycles, missing Secrets): an invalid resource changes nothing that
+ * runs and says why in its status and a Warning event. A valid one is rendered once, handed to the
+ * dependents, and the status is rebuilt from what the cache shows; it is written only when it
+ * changed.
+ */
+@Workflow(
+    explicitInvocation = true,
+    dependents = {
+      @Dependent(name = "config", type = ConfigMapDependentResource.class),
+      @Dependent(
+          name = "inline-secret",
+          type = InlineSecretDependentResource.class,
+          reconcilePrecondition = InlineSecretDependentResource.HasInlineSecrets.class),
+      @Dependent(name = "agent-services", type = AgentServicesDependentResource.class),
+      @Dependent(name = "agent-deployments", type = AgentDeploymentsDependentResource.class),
+      @Dependent(name = "registry-account", type = RegistryAccess.ServiceAccountDependent.class),
+      @Dependent(name = "registry-role", type = RegistryAccess.RoleDependent.class),
+      @Dependent(name = "registry-role-binding", type = RegistryAccess.RoleBindingDependent.class),
+      @Dependent(name = "registry-service", type = RegistryServiceDependentResource.class),
+      @Dependent(name = "registry-deployment", type = RegistryDeploymentDependentResource.class),
+      @Dependent(
+          name = "service-monitor",
+          type = ServiceMonitorDependentResource.class,
+          activationCondition = ServiceMonitorDependentResource.CrdInstalled.class,
+          reconcilePrecondition = ServiceMonitorDependentResource.Enabled.class)
+    })
+@ControllerConfiguration(name = "pallasdeployment")
+public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> {
+  private static final Logger LOG = LoggerFactory.getLogger(PallasDeploymentReconciler.class);
+
+  private final OperatorConfig config;
+  private final Events events;
+  private final Clock clock;
+
+  public PallasDeploymentReconciler(OperatorConfig config, Events events, Clock clock) {
+    this.config = config;
+    this.events = events;
+    this.clock = clock;
+  }
+
+  @Override
+  public List<EventSource<?, PallasDeployment>> prepareEventSources(
+      EventSourceContext<PallasDeployment> context) {
+    return List.of(ReferencedSecrets.eventSource(context), ServiceMonitorCrd.eventSource(context));
+  }
+
+  @Override
+  public UpdateControl<PallasDeployment> reconcile(
+      PallasDeployment primary, Context<PallasDeployment> context) {
+    List<String> invalid = DeploymentValidator.validate(primary);
+    RenderedFleet fleet =
+        invalid.isEmpty()
+            ? FleetRenderer.render(primary, ReferencedSecrets.digests(primary, context))
+            : null;
+    List<String> missing = fleet == null ? List.of() : fleet.missingSecrets();
+    StartGate gate = null;
+    if (fleet != null && missing.isEmpty()) {
+      gate = StartGate.of(fleet, agentDeployments(context));
+      LOG.debug(
+          "agents waiting: {}, observed {}",
+          gate.waitingFor(),
+          agentDeployments(context).entrySet().stream()
+              .map(e -> e.getKey() + "=" + e.getValue().getStatus())
+              .toList());
+      Fleets.share(context, config, fleet, gate);
+      context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
+    }
+    return status(primary, context, invalid, missing, null, gate);
+  }
+
+  @Override
+  public ErrorStatusUpdateControl<PallasDeployment> updateErrorStatus(
+      PallasDeployment primary, Context<PallasDeployment> context, Exception e) {
+    String failure = "cannot apply the spec: " + rootMessage(e);
+    LOG.warn("reconcile failed: {}", failure);
+    UpdateControl<PallasDeployment> update =
+        status(primary, context, List.of(), List.of(), failure, null);
+    return update.isNoUpdate()
+        ? ErrorStatusUpdateControl.noStatusUpdate()
+        : ErrorStatusUpdateControl.patchStatus(update.getResource().orElseThrow());
+  }
+
+  private UpdateControl<PallasDeployment> status(
+      PallasDeployment primary,
+      Context<PallasDeployment> context,
+      List<String> invalid,
+      List<String> missing,
+      String failure,
+      StartGate gate) {
+    Observation observation =
+        new Observation(
+            invalid,
+            missing,
+            failure,
+            agentDeployments(context),
+            registryDeployment(context).orElse(null),
+            gate,
+            ServiceMonitorCrd.wanted(primary),
+            ServiceMonitorCrd.installed(context));
+    PallasDeploymentStatus next = StatusAggregator.aggregate(primary, observation, clock.instant());
+    if (next.equals(primary.getStatus())) {
+      return UpdateControl.noUpdate();
+    }
+    warnOnNewProblem(primary, next);
+    PallasDeployment patch =
+        new PallasDeployment(
+            new ObjectMetaBuilder()
+                .withName(primary.getMetadata().getName())
+                .withNamespace(primary.getMetadata().getNamespace())
+                .build(),
+            null);
+    patch.setStatus(next);
+    return UpdateControl.patchStatus(patch);
+  }
+
+  /** One Warning event when Ready turns to a problem (not on every reconcile). */
+  private void warnOnNewProblem(PallasDeployment primary, PallasDeploymentStatus next) {
+    Condition now = ready(next);
+    if (now == null || "True".equals(now.getStatus())) {
+      return;
+    }
+    String reason = now.getReason();
+    boolean problem =
+        Reason.InvalidSpec.name().equals(reason)
+            || Reason.SecretMissing.name().equals(reason)
+            || Reason.ReconcileFailed.name().equals(reason);
+    Condition before = ready(primary.getStatus());
+    if (problem
+        && (before == null
+            || !Objects.equals(before.getReason(), reason)
+            || !Objects.equals(before.getMessage(), now.getMessage()))) {
+      events.warning(primary, reason, now.getMessage());
+    }
+  }
+
+  private static Condition ready(PallasDeploymentStatus status) {
+    if (status == null || status.conditions() == null) {
+      return null;
+    }
+    return status.conditions().stream()
+        .filter(c -> StatusAggregator.READY.equals(c.getType()))
+        .findFirst()
+        .orElse(null);
+  }
+
+  private static Map<String, Deployment> agentDeployments(Context<PallasDeployment> context) {
+    return context
+        .getSecondaryResourcesAsStream(Deployment.class)
+        .filter(d -> PallasNames.COMPONENT_AGENT.equals(label(d, PallasNames.LABEL_COMPONENT)))
+        .filter(d -> label(d, PallasNames.LABEL_AGENT) != null)
+        .collect(Collectors.toMap(d -> label(d, PallasNames.LABEL_AGENT), d -> d, (a, b) -> a));
+  }
+
+  private static Optional<Deployment> registryDeployment(Context<PallasDeployment> context) {
+    return context
+        .getSecondaryResourcesAsStream(Deployment.class)
+        .filter(d -> PallasNames.COMPONENT_REGISTRY.equals(label(d, PallasNames.LABEL_COMPONENT)))
+        .findFirst();
+  }
+
+  private static String label(Deployment d, String key) {
+    return d.getMetadata().getLabels() == null ? null : d.getMetadata().getLabels().get(key);
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+  }
+}

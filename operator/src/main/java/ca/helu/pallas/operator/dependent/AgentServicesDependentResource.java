@@ -1,0 +1,80 @@
+package ca.helu.pallas.operator.dependent;
+
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.render.AgentPod;
+import ca.helu.pallas.operator.render.RenderedFleet;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.dependent.GarbageCollected;
+import io.javaoperatorsdk.operator.processing.dependent.CRUDKubernetesBulkDependentResource;
+import io.javaoperatorsdk.operator.processing.dependent.KubernetesBulkDependentResource;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependentResource;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Predicate;
+
+/** Per agent a Service {@code X-a} on the agent's port; agents and Daedalus call it by DNS name. */
+@KubernetesDependent(informer = @Informer(labelSelector = Selectors.AGENTS))
+public class AgentServicesDependentResource
+    extends KubernetesDependentResource<Service, PallasDeployment>
+    implements CRUDKubernetesBulkDependentResource<Service, PallasDeployment>,
+        KubernetesBulkDependentResource<Service, PallasDeployment>,
+        GarbageCollected<PallasDeployment> {
+
+  public AgentServicesDependentResource() {
+    super(Service.class);
+  }
+
+  /** Only agents' objects: the registry's of the same kind are another dependent's. */
+  @Override
+  public Predicate<Service> secondaryResourceFilter(
+      PallasDeployment primary, Context<PallasDeployment> context) {
+    return r ->
+        r.getMetadata().getLabels() != null
+            && PallasNames.COMPONENT_AGENT.equals(
+                r.getMetadata().getLabels().get(PallasNames.LABEL_COMPONENT));
+  }
+
+  @Override
+  public Map<ResourceID, Service> desiredResources(
+      PallasDeployment primary, Context<PallasDeployment> context) {
+    return desired(Fleets.fleet(context));
+  }
+
+  static Map<ResourceID, Service> desired(RenderedFleet fleet) {
+    Map<ResourceID, Service> services = new LinkedHashMap<>();
+    for (AgentPod pod : fleet.agents().values()) {
+      Service service = desired(fleet, pod);
+      services.put(ResourceID.fromResource(service), service);
+    }
+    return services;
+  }
+
+  static Service desired(RenderedFleet fleet, AgentPod pod) {
+    String agent = pod.agent().name();
+    return new ServiceBuilder()
+        .withNewMetadata()
+        .withName(PallasNames.agentObject(fleet.name(), agent))
+        .withNamespace(fleet.namespace())
+        .withLabels(PallasNames.agentLabels(fleet.name(), agent))
+        .withOwnerReferences(Owners.controller(fleet))
+        .endMetadata()
+        .withNewSpec()
+        .withType("ClusterIP")
+        .withSelector(PallasNames.agentSelector(fleet.name(), agent))
+        .addNewPort()
+        .withName(PallasNames.PORT_NAME)
+        .withPort(pod.port())
+        .withTargetPort(new IntOrString(PallasNames.PORT_NAME))
+        .withProtocol("TCP")
+        .endPort()
+        .endSpec()
+        .build();
+  }
+}

@@ -1,0 +1,135 @@
+package ca.helu.pallas.operator.dependent;
+
+import ca.helu.pallas.api.PallasNames;
+import io.fabric8.kubernetes.api.model.Capabilities;
+import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
+import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import java.util.List;
+
+/**
+ * What every pod the operator renders has in common: Pod Security "restricted" (non-root, no
+ * privilege escalation, no capabilities, seccomp RuntimeDefault, read-only root filesystem with a
+ * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md).
+ */
+final class Pods {
+  /** The runtime image's non-root user. */
+  static final long USER = 65532;
+
+  /** Seconds between the pod leaving its Service's endpoints and SIGTERM. */
+  static final int PRE_STOP_SECONDS = 5;
+
+  static final String CONFIG_VOLUME = "config";
+  static final String TMP_VOLUME = "tmp";
+
+  private Pods() {}
+
+  static PodSecurityContext podSecurity() {
+    return new PodSecurityContextBuilder()
+        .withRunAsNonRoot(true)
+        .withRunAsUser(USER)
+        .withRunAsGroup(USER)
+        .withNewSeccompProfile()
+        .withType("RuntimeDefault")
+        .endSeccompProfile()
+        .build();
+  }
+
+  static SecurityContext containerSecurity() {
+    Capabilities none = new CapabilitiesBuilder().withDrop("ALL").build();
+    return new SecurityContextBuilder()
+        .withAllowPrivilegeEscalation(false)
+        .withReadOnlyRootFilesystem(true)
+        .withRunAsNonRoot(true)
+        .withCapabilities(none)
+        .build();
+  }
+
+  static List<ContainerPort> port(int port) {
+    return List.of(
+        new ContainerPortBuilder()
+            .withName(PallasNames.PORT_NAME)
+            .withContainerPort(port)
+            .withProtocol("TCP")
+            .build());
+  }
+
+  /** Ready while the endpoint serves and the pod is not draining. */
+  static Probe readiness() {
+    return httpProbe("/readyz", 2, 1);
+  }
+
+  /** Restarts a process that stopped answering. */
+  static Probe liveness() {
+    return httpProbe("/livez", 10, 3);
+  }
+
+  /** Gives a slow JVM start (a busy node) two minutes before liveness applies. */
+  static Probe startup() {
+    return httpProbe("/livez", 1, 120);
+  }
+
+  private static Probe httpProbe(String path, int periodSeconds, int failureThreshold) {
+    return new ProbeBuilder()
+        .withNewHttpGet()
+        .withPath(path)
+        .withPort(new IntOrString(PallasNames.PORT_NAME))
+        .endHttpGet()
+        .withPeriodSeconds(periodSeconds)
+        .withFailureThreshold(failureThreshold)
+        .withTimeoutSeconds(2)
+        .build();
+  }
+
+  static List<Volume> volumes(String deployment) {
+    return List.of(
+        new VolumeBuilder()
+            .withName(CONFIG_VOLUME)
+            .withNewConfigMap()
+            .withName(PallasNames.configMap(deployment))
+            .endConfigMap()
+            .build(),
+        new VolumeBuilder()
+            .withName(TMP_VOLUME)
+            .withNewEmptyDir()
+            .withSizeLimit(new Quantity("64Mi"))
+            .endEmptyDir()
+            .build());
+  }
+
+  static List<VolumeMount> mounts() {
+    return List.of(
+        new VolumeMountBuilder()
+            .withName(CONFIG_VOLUME)
+            .withMountPath(PallasNames.CONFIG_DIR)
+            .withReadOnly(true)
+            .build(),
+        new VolumeMountBuilder().withName(TMP_VOLUME).withMountPath("/tmp").build());
+  }
+
+  /** The spec's resources, or requests of 100m CPU and 256Mi with a 512Mi memory limit. */
+  static ResourceRequirements resources(ResourceRequirements fromSpec) {
+    if (fromSpec != null) {
+      return fromSpec;
+    }
+    return new ResourceRequirementsBuilder()
+        .addToRequests("cpu", new Quantity("100m"))
+        .addToRequests("memory", new Quantity("256Mi"))
+        .addToLimits("memory", new Quantity("512Mi"))
+        .build();
+  }
+}

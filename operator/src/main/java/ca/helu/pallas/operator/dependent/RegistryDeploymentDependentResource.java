@@ -1,0 +1,87 @@
+package ca.helu.pallas.operator.dependent;
+
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.OperatorConfig;
+import ca.helu.pallas.operator.render.RenderedFleet;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.CRUDKubernetesDependentResource;
+import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
+import java.util.List;
+
+/**
+ * Deployment {@code X-registry} running {@code registry --config-map X-config}: it follows the
+ * ConfigMap through the API under its own ServiceAccount, so a spec change shows in server.json
+ * within seconds and without a restart (docs/operator.md).
+ */
+@KubernetesDependent(informer = @Informer(labelSelector = Selectors.REGISTRY))
+public class RegistryDeploymentDependentResource
+    extends CRUDKubernetesDependentResource<Deployment, PallasDeployment> {
+
+  public RegistryDeploymentDependentResource() {
+    super(Deployment.class);
+  }
+
+  @Override
+  protected Deployment desired(PallasDeployment primary, Context<PallasDeployment> context) {
+    return desired(Fleets.fleet(context), Fleets.config(context));
+  }
+
+  /** The command line the agent-runtime image runs for the registry. */
+  public static List<String> args(RenderedFleet fleet) {
+    return List.of(
+        "registry",
+        "--config-map",
+        PallasNames.configMap(fleet.name()),
+        "--namespace",
+        fleet.namespace());
+  }
+
+  static Deployment desired(RenderedFleet fleet, OperatorConfig config) {
+    String name = PallasNames.registryObject(fleet.name());
+    int port = fleet.primary().getSpec().effectiveRegistry().effectivePort();
+    return new DeploymentBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(fleet.namespace())
+        .withLabels(PallasNames.registryLabels(fleet.name()))
+        .withOwnerReferences(Owners.controller(fleet))
+        .endMetadata()
+        .withNewSpec()
+        .withReplicas(1)
+        .withRevisionHistoryLimit(3)
+        .withNewSelector()
+        .withMatchLabels(PallasNames.registrySelector(fleet.name()))
+        .endSelector()
+        .withNewTemplate()
+        .withNewMetadata()
+        .withLabels(PallasNames.registryLabels(fleet.name()))
+        .endMetadata()
+        .withNewSpec()
+        .withServiceAccountName(name)
+        .withAutomountServiceAccountToken(true)
+        .withEnableServiceLinks(false)
+        .withSecurityContext(Pods.podSecurity())
+        .addNewContainer()
+        .withName("registry")
+        .withImage(config.runtimeImage())
+        .withImagePullPolicy(config.imagePullPolicy())
+        .withArgs(args(fleet))
+        .withPorts(Pods.port(port))
+        .withResources(Pods.resources(null))
+        .withReadinessProbe(Pods.readiness())
+        .withLivenessProbe(Pods.liveness())
+        .withStartupProbe(Pods.startup())
+        .withSecurityContext(Pods.containerSecurity())
+        .withVolumeMounts(Pods.mounts().get(1))
+        .endContainer()
+        .withVolumes(Pods.volumes(fleet.name()).get(1))
+        .endSpec()
+        .endTemplate()
+        .endSpec()
+        .build();
+  }
+}

@@ -1,0 +1,294 @@
+package ca.helu.pallas.operator.render;
+
+import ca.helu.pallas.api.AgentGraph;
+import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.HeaderSpec;
+import ca.helu.pallas.api.ManifestParser;
+import ca.helu.pallas.api.McpServerSpec;
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.ProviderSpec;
+import ca.helu.pallas.api.ProvidersSpec;
+import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.api.SecretValue.SecretKeyRef;
+import ca.helu.pallas.api.SecretVariables;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Renders a valid PallasDeployment for the cluster (a pure function of the resource and the digests
+ * of the Secrets it references). Inline secret values move to the owned Secret {@code X-inline} and
+ * the manifest refers to them by {@code secretKeyRef}, so the ConfigMap holds no secret; each
+ * {@code secretKeyRef} reaches its agents as the variable {@link SecretVariables} names.
+ */
+public final class FleetRenderer {
+  private static final ObjectMapper CANONICAL =
+      JsonMapper.builder()
+          .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+          .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
+          .build();
+
+  private FleetRenderer() {}
+
+  public static RenderedFleet render(PallasDeployment primary, SecretDigests digests) {
+    String name = primary.getMetadata().getName();
+    PallasDeploymentSpec spec = primary.getSpec();
+    Map<String, String> inline = new TreeMap<>();
+    PallasDeploymentSpec rendered = withoutInlineSecrets(spec, name, inline);
+    PallasDeployment manifest =
+        new PallasDeployment(
+            new ObjectMetaBuilder()
+                .withName(name)
+                .withNamespace(primary.getMetadata().getNamespace())
+                .build(),
+            rendered);
+    String yaml;
+    try {
+      yaml = ManifestParser.yamlMapper().writeValueAsString(manifest);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot render " + name, e);
+    }
+
+    List<String> missing = new ArrayList<>();
+    String inlineSecret = PallasNames.inlineSecret(name);
+    AgentGraph graph = AgentGraph.of(rendered);
+    Map<String, AgentPod> agents = new LinkedHashMap<>();
+    for (AgentSpec agent : rendered.effectiveAgents()) {
+      List<SecretRef> refs = secretsOf(rendered, agent);
+      Map<String, EnvVar> env = new TreeMap<>();
+      Map<String, String> secretDigests = new TreeMap<>();
+      for (SecretRef r : refs) {
+        SecretKeyRef ref = r.ref();
+        String variable = SecretVariables.nameFor(ref);
+        env.put(
+            variable,
+            new EnvVarBuilder()
+                .withName(variable)
+                .withNewValueFrom()
+                .withNewSecretKeyRef(ref.key(), ref.name(), false)
+                .endValueFrom()
+                .build());
+        Optional<String> digest =
+            ref.name().equals(inlineSecret)
+                ? Optional.ofNullable(inline.get(ref.key())).map(FleetRenderer::sha256)
+                : digestOf(ref, r.field(), digests, missing);
+        digest.ifPresent(d -> secretDigests.put(variable, d));
+      }
+      int port = rendered.portOf(agent);
+      Map<String, Object> view = agentView(rendered, agent, manifest, secretDigests);
+      agents.put(
+          agent.name(),
+          new AgentPod(
+              agent,
+              port,
+              List.copyOf(env.values()),
+              sha256(canonical(view)),
+              graph.dependencies(agent.name())));
+    }
+    return new RenderedFleet(
+        primary, yaml, Map.copyOf(inline), agents, missing.stream().distinct().toList());
+  }
+
+  private static Optional<String> digestOf(
+      SecretKeyRef ref, String field, SecretDigests digests, List<String> missing) {
+    Optional<Map<String, String>> keys = digests.of(ref.name());
+    if (keys.isEmpty()) {
+      missing.add(field + ": Secret '" + ref.name() + "' does not exist");
+      return Optional.empty();
+    }
+    String digest = keys.get().get(ref.key());
+    if (digest == null) {
+      missing.add(field + ": Secret '" + ref.name() + "' has no key '" + ref.key() + "'");
+      return Optional.empty();
+    }
+    return Optional.of(digest);
+  }
+
+  /**
+   * Everything an agent's pod reads from the manifest (its own entry, its model's provider, its
+   * servers, the ports of the agents it calls, the shared capabilities) plus the digests of its
+   * secrets: the pod is rolled exactly when this changes.
+   */
+  private static Map<String, Object> agentView(
+      PallasDeploymentSpec spec,
+      AgentSpec agent,
+      PallasDeployment manifest,
+      Map<String, String> secretDigests) {
+    Map<String, Object> view = new LinkedHashMap<>();
+    view.put("deployment", manifest.getMetadata().getName());
+    view.put("namespace", manifest.getMetadata().getNamespace());
+    view.put("version", spec.effectiveVersion());
+    // replicas, resources, icons and dependsOn change no pod's behaviour: scaling must not roll
+    view.put(
+        "agent",
+        new AgentSpec(
+            agent.name(),
+            agent.title(),
+            agent.description(),
+            agent.port(),
+            agent.instruction(),
+            agent.model(),
+            agent.servers(),
+            null,
+            agent.requestParams(),
+            agent.instanceScope(),
+            null,
+            null,
+            null));
+    view.put("port", spec.portOf(agent));
+    view.put("model", spec.modelOf(agent));
+    view.put("provider", providerOf(spec, agent));
+    view.put("capabilities", spec.effectiveModelCapabilities());
+    Map<String, Object> servers = new TreeMap<>();
+    for (String server : agent.effectiveServers()) {
+      spec.mcpServer(server).ifPresent(s -> servers.put(server, s));
+      spec.agent(server).ifPresent(peer -> servers.put(server, spec.portOf(peer)));
+    }
+    view.put("servers", servers);
+    view.put("secrets", secretDigests);
+    return view;
+  }
+
+  private static ProviderSpec providerOf(PallasDeploymentSpec spec, AgentSpec agent) {
+    String model = spec.modelOf(agent);
+    ProvidersSpec providers = spec.effectiveProviders();
+    if (model.startsWith("openai.")) {
+      return providers.openai();
+    }
+    if (model.startsWith("anthropic.")) {
+      return providers.anthropic();
+    }
+    return null;
+  }
+
+  /** The Secret keys an agent's pod needs: its model's provider key and its servers' headers. */
+  private static List<SecretRef> secretsOf(PallasDeploymentSpec spec, AgentSpec agent) {
+    List<SecretRef> refs = new ArrayList<>();
+    ProviderSpec provider = providerOf(spec, agent);
+    if (provider != null && provider.apiKey() != null && provider.apiKey().secretKeyRef() != null) {
+      String which = spec.modelOf(agent).substring(0, spec.modelOf(agent).indexOf('.'));
+      refs.add(
+          new SecretRef(provider.apiKey().secretKeyRef(), "spec.providers." + which + ".apiKey"));
+    }
+    List<McpServerSpec> servers = spec.effectiveMcpServers();
+    for (int i = 0; i < servers.size(); i++) {
+      McpServerSpec server = servers.get(i);
+      if (!agent.effectiveServers().contains(server.name())) {
+        continue;
+      }
+      List<HeaderSpec> headers = server.effectiveHeaders();
+      for (int h = 0; h < headers.size(); h++) {
+        SecretValue from = headers.get(h).valueFrom();
+        if (from != null && from.secretKeyRef() != null) {
+          refs.add(
+              new SecretRef(
+                  from.secretKeyRef(), "spec.mcpServers[" + i + "].headers[" + h + "].valueFrom"));
+        }
+      }
+    }
+    return refs;
+  }
+
+  /** The spec with every inline secret value replaced by a key of Secret {@code X-inline}. */
+  private static PallasDeploymentSpec withoutInlineSecrets(
+      PallasDeploymentSpec s, String deployment, Map<String, String> inline) {
+    String secret = PallasNames.inlineSecret(deployment);
+    ProvidersSpec providers = s.providers();
+    if (providers != null) {
+      providers =
+          new ProvidersSpec(
+              inlineProvider(providers.openai(), "providers.openai.apiKey", secret, inline),
+              inlineProvider(providers.anthropic(), "providers.anthropic.apiKey", secret, inline));
+    }
+    List<McpServerSpec> servers = null;
+    if (s.mcpServers() != null) {
+      servers = new ArrayList<>();
+      for (McpServerSpec server : s.mcpServers()) {
+        List<HeaderSpec> headers = null;
+        if (server.headers() != null) {
+          headers = new ArrayList<>();
+          for (int h = 0; h < server.headers().size(); h++) {
+            HeaderSpec header = server.headers().get(h);
+            String key = "mcpServers." + server.name() + ".headers." + h;
+            headers.add(
+                new HeaderSpec(
+                    header.name(),
+                    header.value(),
+                    inlineSecret(header.valueFrom(), key, secret, inline)));
+          }
+        }
+        servers.add(
+            new McpServerSpec(
+                server.name(),
+                server.url(),
+                headers,
+                server.forwardInboundAuth(),
+                server.timeoutSeconds()));
+      }
+    }
+    return new PallasDeploymentSpec(
+        s.version(),
+        s.host(),
+        s.registry(),
+        s.defaultModel(),
+        s.modelCapabilities(),
+        providers,
+        servers,
+        s.agents(),
+        s.monitoring());
+  }
+
+  private static ProviderSpec inlineProvider(
+      ProviderSpec provider, String key, String secret, Map<String, String> inline) {
+    if (provider == null) {
+      return null;
+    }
+    return new ProviderSpec(
+        provider.baseUrl(), inlineSecret(provider.apiKey(), key, secret, inline));
+  }
+
+  private static SecretValue inlineSecret(
+      SecretValue value, String key, String secret, Map<String, String> inline) {
+    if (value == null || value.value() == null) {
+      return value;
+    }
+    inline.put(key, value.value());
+    return new SecretValue(null, null, new SecretKeyRef(secret, key));
+  }
+
+  private static String canonical(Object view) {
+    try {
+      return CANONICAL.writeValueAsString(view);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Hex SHA-256 of a text. */
+  public static String sha256(String text) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

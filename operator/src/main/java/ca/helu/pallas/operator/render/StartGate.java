@@ -1,0 +1,58 @@
+package ca.helu.pallas.operator.render;
+
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Which agents' Deployments may exist (seed 001's startup order, on a cluster): an agent starts
+ * once every agent it depends on is available; one that already runs keeps running while a
+ * dependency rolls or restarts.
+ *
+ * @param startable agents whose Deployment is rendered
+ * @param waitingFor the others, each with the dependencies it still waits for
+ */
+public record StartGate(Set<String> startable, Map<String, List<String>> waitingFor) {
+
+  /**
+   * @param fleet the rendered fleet
+   * @param observed the agents' Deployments as the cache has them, by agent name
+   */
+  public static StartGate of(RenderedFleet fleet, Map<String, Deployment> observed) {
+    Set<String> startable = new TreeSet<>();
+    Map<String, List<String>> waiting = new LinkedHashMap<>();
+    for (AgentPod pod : fleet.agents().values()) {
+      String agent = pod.agent().name();
+      List<String> missing = new ArrayList<>();
+      for (String dependency : pod.dependencies()) {
+        if (!available(observed.get(dependency))) {
+          missing.add(dependency);
+        }
+      }
+      if (observed.containsKey(agent) || missing.isEmpty()) {
+        startable.add(agent);
+      } else {
+        waiting.put(agent, List.copyOf(missing));
+      }
+    }
+    return new StartGate(Set.copyOf(startable), Map.copyOf(waiting));
+  }
+
+  /** A Deployment whose Available condition is True, with a ready pod unless scaled to zero. */
+  public static boolean available(Deployment d) {
+    if (d == null || d.getStatus() == null || d.getStatus().getConditions() == null) {
+      return false;
+    }
+    boolean availableCondition =
+        d.getStatus().getConditions().stream()
+            .anyMatch(c -> "Available".equals(c.getType()) && "True".equals(c.getStatus()));
+    int wanted =
+        d.getSpec() == null || d.getSpec().getReplicas() == null ? 1 : d.getSpec().getReplicas();
+    int ready = d.getStatus().getReadyReplicas() == null ? 0 : d.getStatus().getReadyReplicas();
+    return availableCondition && (wanted == 0 || ready > 0);
+  }
+}

@@ -1,0 +1,108 @@
+package ca.helu.pallas.operator.source;
+
+import ca.helu.pallas.api.HeaderSpec;
+import ca.helu.pallas.api.McpServerSpec;
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.ProviderSpec;
+import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.operator.render.FleetRenderer;
+import ca.helu.pallas.operator.render.SecretDigests;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.javaoperatorsdk.operator.api.config.informer.FieldSelector;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * The Secrets PallasDeployments reference by {@code secretKeyRef}: watched so that a rotated key
+ * rolls exactly the agents that use it, and so that a missing one is reported (docs/operator.md).
+ * Helm's release Secrets, the largest kind and never referenced, are not watched.
+ */
+public final class ReferencedSecrets {
+  public static final String NAME = "referenced-secrets";
+  private static final String INDEX = "pallas-secret-refs";
+
+  private ReferencedSecrets() {}
+
+  public static InformerEventSource<Secret, PallasDeployment> eventSource(
+      EventSourceContext<PallasDeployment> context) {
+    context
+        .getPrimaryCache()
+        .addIndexer(
+            INDEX,
+            d ->
+                namesOf(d.getSpec()).stream()
+                    .map(name -> key(d.getMetadata().getNamespace(), name))
+                    .toList());
+    var config =
+        InformerEventSourceConfiguration.from(Secret.class, PallasDeployment.class)
+            .withName(NAME)
+            .withNamespacesInheritedFromController()
+            .withFieldSelector(
+                new FieldSelector(
+                    List.of(new FieldSelector.Field("type", "helm.sh/release.v1", true))))
+            .withSecondaryToPrimaryMapper(secret ->
+                context
+                    .getPrimaryCache()
+                    .byIndex(
+                        INDEX,
+                        key(secret.getMetadata().getNamespace(), secret.getMetadata().getName()))
+                    .stream()
+                    .map(ResourceID::fromResource)
+                    .collect(Collectors.toSet()))
+            .build();
+    return new InformerEventSource<>(config, context);
+  }
+
+  /** Digests of the referenced Secrets' keys, from the informer's cache. */
+  @SuppressWarnings("unchecked")
+  public static SecretDigests digests(PallasDeployment primary, Context<PallasDeployment> context) {
+    var secrets =
+        (InformerEventSource<Secret, PallasDeployment>)
+            context.eventSourceRetriever().getEventSourceFor(Secret.class, NAME);
+    String namespace = primary.getMetadata().getNamespace();
+    return name -> secrets.get(new ResourceID(name, namespace)).map(ReferencedSecrets::digestsOf);
+  }
+
+  private static Map<String, String> digestsOf(Secret secret) {
+    Map<String, String> digests = new TreeMap<>();
+    if (secret.getData() != null) {
+      secret.getData().forEach((k, v) -> digests.put(k, FleetRenderer.sha256(v)));
+    }
+    return digests;
+  }
+
+  /** Names of the Secrets a spec references. */
+  static Set<String> namesOf(PallasDeploymentSpec spec) {
+    if (spec == null) {
+      return Set.of();
+    }
+    Stream<SecretValue> providers =
+        Stream.of(spec.effectiveProviders().openai(), spec.effectiveProviders().anthropic())
+            .filter(p -> p != null)
+            .map(ProviderSpec::apiKey);
+    Stream<SecretValue> headers =
+        spec.effectiveMcpServers().stream()
+            .map(McpServerSpec::effectiveHeaders)
+            .flatMap(List::stream)
+            .map(HeaderSpec::valueFrom);
+    return Stream.concat(providers, headers)
+        .filter(v -> v != null && v.secretKeyRef() != null)
+        .map(v -> v.secretKeyRef().name())
+        .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  private static String key(String namespace, String name) {
+    return namespace + "/" + name;
+  }
+}

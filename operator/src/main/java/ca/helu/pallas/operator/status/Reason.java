@@ -1,0 +1,29 @@
+package ca.helu.pallas.operator.status;
+
+/** Every reason a condition of a PallasDeployment can give (docs/status.md). */
+public enum Reason {
+  /** Ready=True: every agent has its replicas ready and the registry serves. */
+  AllAgentsReady,
+  /** Ready=False: some agent has fewer ready pods than it wants. */
+  AgentsNotReady,
+  /** Ready=False: the registry pod is not ready. */
+  RegistryNotReady,
+  /** Ready=False, Progressing=True: an agent waits for the agents it depends on. */
+  WaitingForDependencies,
+  /** Progressing=True: a Deployment is rolling out. */
+  RollingOut,
+  /** Progressing=False: every Deployment has converged on the spec. */
+  Converged,
+  /** Ready, Progressing, Degraded: the spec breaks a rule the API server cannot check. */
+  InvalidSpec,
+  /** Ready, Progressing, Degraded: a referenced Secret or key does not exist. */
+  SecretMissing,
+  /** Degraded=True: an agent's pods fail to start or its rollout passed its deadline. */
+  AgentsFailing,
+  /** Degraded=True: a ServiceMonitor was asked for but its CRD is not installed. */
+  ServiceMonitorSkipped,
+  /** Ready=False, Degraded=True: the operator could not apply the spec (see the message). */
+  ReconcileFailed,
+  /** Degraded=False. */
+  AsExpected
+}

@@ -1,0 +1,147 @@
+package ca.helu.pallas.operator.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubeapitest.KubeAPIServer;
+import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentConditionBuilder;
+import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One real kube-apiserver and etcd (fabric8 kube-api-test) for every integration test in this JVM,
+ * with the PallasDeployment CRD from {@code crds/} installed. The binaries come from {@code
+ * tools/kube-binaries.sh}, which {@code .ci/run} calls; nothing is downloaded. There is no
+ * controller-manager or kubelet: Deployments get no status unless a test writes one.
+ */
+public final class KubeCluster {
+  public static final String VERSION = "1.35.4";
+  public static final Path CRD = Path.of("..", "crds", "pallasdeployments.pallas.helu.ca-v1.yml");
+
+  private static KubeCluster shared;
+  private static final AtomicInteger NAMESPACES = new AtomicInteger();
+
+  private final KubeAPIServer server;
+  private final KubernetesClient client;
+
+  private KubeCluster() {
+    Path binaries =
+        Path.of(System.getProperty("user.home"), ".kubeapitest", "k8s", VERSION + "-linux-amd64");
+    if (System.getenv("KUBE_API_TEST_DIR") == null
+        && !Files.isExecutable(binaries.resolve("kube-apiserver"))) {
+      throw new IllegalStateException(
+          "no kube-apiserver in " + binaries + ": run tools/kube-binaries.sh (.ci/run does)");
+    }
+    server =
+        new KubeAPIServer(
+            KubeAPIServerConfigBuilder.anAPIServerConfig()
+                .withOfflineMode(true)
+                .withApiServerVersion(VERSION)
+                .withStartupTimeout(120_000)
+                .build());
+    server.start();
+    client =
+        new KubernetesClientBuilder()
+            .withConfig(Config.fromKubeconfig(server.getKubeConfigYaml()))
+            .build();
+    try {
+      CustomResourceDefinition crd =
+          client
+              .apiextensions()
+              .v1()
+              .customResourceDefinitions()
+              .load(Files.newInputStream(CRD))
+              .item();
+      client.resource(crd).serverSideApply();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+    client
+        .apiextensions()
+        .v1()
+        .customResourceDefinitions()
+        .withName("pallasdeployments.pallas.helu.ca")
+        .waitUntilCondition(
+            c ->
+                c.getStatus() != null
+                    && c.getStatus().getConditions() != null
+                    && c.getStatus().getConditions().stream()
+                        .anyMatch(
+                            x -> "Established".equals(x.getType()) && "True".equals(x.getStatus())),
+            60,
+            java.util.concurrent.TimeUnit.SECONDS);
+  }
+
+  public static synchronized KubeCluster shared() {
+    if (shared == null) {
+      shared = new KubeCluster();
+      Runtime.getRuntime().addShutdownHook(new Thread(shared::stop, "kube-api-test-stop"));
+    }
+    return shared;
+  }
+
+  public KubernetesClient client() {
+    return client;
+  }
+
+  public String kubeconfig() {
+    return server.getKubeConfigYaml();
+  }
+
+  /** A fresh namespace for one test. */
+  public String namespace(String prefix, Map<String, String> labels) {
+    String name = prefix + "-" + NAMESPACES.incrementAndGet();
+    client
+        .resource(
+            new NamespaceBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withLabels(labels)
+                .endMetadata()
+                .build())
+        .create();
+    return name;
+  }
+
+  public String namespace(String prefix) {
+    return namespace(prefix, Map.of());
+  }
+
+  /** Writes the status a Deployment controller would once every pod is ready. */
+  public void markAvailable(Deployment d) {
+    int replicas = d.getSpec().getReplicas() == null ? 1 : d.getSpec().getReplicas();
+    Deployment current = client.resource(d).get();
+    assertThat(current).as("Deployment %s", d.getMetadata().getName()).isNotNull();
+    current.setStatus(
+        new DeploymentStatusBuilder()
+            .withObservedGeneration(current.getMetadata().getGeneration())
+            .withReplicas(replicas)
+            .withUpdatedReplicas(replicas)
+            .withReadyReplicas(replicas)
+            .withAvailableReplicas(replicas)
+            .withConditions(
+                new DeploymentConditionBuilder()
+                    .withType("Available")
+                    .withStatus("True")
+                    .withReason("MinimumReplicasAvailable")
+                    .withMessage("Deployment has minimum availability.")
+                    .build())
+            .build());
+    client.resource(current).updateStatus();
+  }
+
+  private void stop() {
+    client.close();
+    server.stop();
+  }
+}
