@@ -2,10 +2,11 @@
 # Builds Kubernetes binaries from the Go module proxy (no binary can be downloaded on the machines
 # this project runs on; see docs/development.md) and caches them by version.
 #
-#   tools/kube-binaries.sh [COMPONENT...]     default: kube-apiserver kubectl etcd
+#   tools/kube-binaries.sh [COMPONENT...]     default: kube-apiserver kubectl etcd prometheus-crds
 #
 # COMPONENT is any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubectl, kubelet, kube-proxy,
-# kube-controller-manager, kube-scheduler) or etcd. Stripped binaries land in
+# kube-controller-manager, kube-scheduler), etcd, or prometheus-crds (the Prometheus Operator's
+# CRDs, from its module, into $PALLAS_CACHE/prometheus-operator/<version>/crds). Stripped binaries land in
 # $PALLAS_CACHE/kube/<version>/bin (default ~/.cache/pallas); what is there already is reused.
 # Afterwards kube-api-test's cache layout (~/.kubeapitest/k8s/<version>-linux-amd64) is filled so
 # the operator's integration tests find a real kube-apiserver, etcd and kubectl without a download.
@@ -13,15 +14,20 @@ set -euo pipefail
 
 KUBE_VERSION=${KUBE_VERSION:-v1.35.4}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
+PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}
 CACHE=${PALLAS_CACHE:-$HOME/.cache/pallas}
 BIN=$CACHE/kube/$KUBE_VERSION/bin
 API_TEST_DIR=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION#v}-linux-amd64
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl etcd)
+[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl etcd prometheus-crds)
 
-command -v go >/dev/null || { echo "kube-binaries: Go is required (go.dev, or Debian's golang-go >= 1.25)" >&2; exit 1; }
+[ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
+command -v go >/dev/null || { echo "kube-binaries: Go is required (/usr/local/go or Debian's golang-go)" >&2; exit 1; }
 mkdir -p "$BIN"
-export GOFLAGS=-mod=mod GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+export GOFLAGS=-mod=mod
+# Kubernetes 1.35 needs Go >= 1.25; an older go fetches that toolchain from the module proxy
+go_minor=$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')
+[ "${go_minor:-0}" -ge 25 ] || export GOTOOLCHAIN=go1.25.0+auto
 
 build_kube() {
   local dir=$CACHE/kube/$KUBE_VERSION/src minor=${KUBE_VERSION#v1.}
@@ -71,7 +77,22 @@ build_etcd() {
   mv "$BIN/etcd.tmp" "$BIN/etcd"
 }
 
+prometheus_crds() {
+  local out=$CACHE/prometheus-operator/$PROMETHEUS_OPERATOR_VERSION/crds dir
+  [ -f "$out/monitoring.coreos.com_servicemonitors.yaml" ] && return
+  dir=$(go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
+    | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$out"
+  cp "$dir"/example/prometheus-operator-crd/monitoring.coreos.com_*.yaml "$out/"
+  chmod u+w "$out"/*.yaml
+  echo "kube-binaries: Prometheus Operator $PROMETHEUS_OPERATOR_VERSION CRDs in $out"
+}
+
 for c in "${components[@]}"; do
+  if [ "$c" = prometheus-crds ]; then
+    prometheus_crds
+    continue
+  fi
   if [ -x "$BIN/$c" ]; then
     continue
   fi
