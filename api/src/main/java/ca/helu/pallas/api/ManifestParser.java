@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -23,7 +24,6 @@ public final class ManifestParser {
       YAMLMapper.builder(new YAMLFactory())
           .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
           .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
-          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
           .build();
 
   private ManifestParser() {}
@@ -50,7 +50,21 @@ public final class ManifestParser {
     PallasDeployment deployment;
     List<String> problems = new ArrayList<>();
     try {
-      JsonNode tree = YAML.readTree(text);
+      JsonNode tree;
+      // trailing content is checked here, not by FAIL_ON_TRAILING_TOKENS, which also trips
+      // fabric8's nested deserializers (Quantity in resources)
+      try (JsonParser parser = YAML.createParser(text)) {
+        tree = YAML.readTree(parser);
+        if (parser.nextToken() != null) {
+          throw new InvalidDeploymentException(
+              source, List.of("the file holds more than one YAML document; give one manifest"));
+        }
+      } catch (IOException e) {
+        if (e instanceof JsonProcessingException j) {
+          throw j;
+        }
+        throw new InvalidDeploymentException(source, List.of("cannot read: " + e.getMessage()));
+      }
       if (tree == null || tree.isMissingNode() || tree.isNull()) {
         throw new InvalidDeploymentException(source, List.of("the manifest is empty"));
       }

@@ -54,6 +54,31 @@ class ManifestParserTest {
   }
 
   @Test
+  void kubernetesResourcesParse() {
+    PallasDeployment d =
+        ManifestParser.parse(
+            HEAD
+                + """
+                spec:
+                  defaultModel: passthrough
+                  agents:
+                    - name: a
+                      resources: {requests: {cpu: 250m, memory: 300Mi}, limits: {memory: 1Gi}}
+                """,
+            "t");
+    var resources = d.getSpec().effectiveAgents().get(0).resources();
+    assertThat(resources.getRequests().get("cpu").toString()).isEqualTo("250m");
+    assertThat(resources.getLimits().get("memory").toString()).isEqualTo("1Gi");
+  }
+
+  @Test
+  void aSecondYamlDocumentIsRefused() {
+    assertThat(
+            problems(HEAD + "spec: {defaultModel: passthrough, agents: [{name: a}]}\n---\n" + HEAD))
+        .containsExactly("the file holds more than one YAML document; give one manifest");
+  }
+
+  @Test
   void iconSizesAcceptAStringOrAnArray() {
     PallasDeployment d =
         ManifestParser.parse(

@@ -1,0 +1,195 @@
+package ca.helu.pallas.operator.testing;
+
+import ca.helu.pallas.api.PallasNames;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A rendered pod run as a local process of the runtime jar: the container's args and env (Secret
+ * keys read from their Secrets), its ConfigMap mounted as files under a directory, and the pod's
+ * paths remapped there. Service names resolve through a hosts file given to the JVM.
+ */
+public final class LocalPod implements AutoCloseable {
+  public static final Path RUNTIME_JAR =
+      Path.of("..", "agent-runtime", "target", "pallas-agent-runtime.jar");
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  private final Process process;
+  private final Path log;
+
+  private LocalPod(Process process, Path log) {
+    this.process = process;
+    this.log = log;
+  }
+
+  public static LocalPod start(
+      KubernetesClient k8s, Deployment deployment, Path root, Path hosts, Path kubeconfig)
+      throws IOException {
+    String ns = deployment.getMetadata().getNamespace();
+    var pod = deployment.getSpec().getTemplate().getSpec();
+    Container c = pod.getContainers().get(0);
+    Files.createDirectories(root);
+    // the ConfigMap volume, when mounted, becomes files under root + its mount path
+    Path configDir = root.resolve(PallasNames.CONFIG_DIR.substring(1));
+    Files.createDirectories(configDir);
+    k8s.configMaps()
+        .inNamespace(ns)
+        .withName(
+            PallasNames.configMap(
+                deployment.getMetadata().getLabels().get(PallasNames.LABEL_INSTANCE)))
+        .get()
+        .getData()
+        .forEach((k, v) -> write(configDir.resolve(k), v));
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.add("-jar");
+    command.add(RUNTIME_JAR.toAbsolutePath().toString());
+    for (String arg : c.getArgs()) {
+      command.add(
+          arg.startsWith(PallasNames.CONFIG_DIR) ? root.resolve(arg.substring(1)).toString() : arg);
+    }
+    ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile());
+    Map<String, String> env = builder.environment();
+    env.keySet().removeIf(k -> k.startsWith("PALLAS_") || k.equals("KUBECONFIG"));
+    for (EnvVar var : c.getEnv()) {
+      env.put(var.getName(), valueOf(k8s, ns, var));
+    }
+    env.put("JAVA_TOOL_OPTIONS", "-Xmx128m -Djdk.net.hosts.file=" + hosts.toAbsolutePath());
+    if (kubeconfig != null) {
+      env.put("KUBECONFIG", kubeconfig.toString());
+    }
+    Path log = root.resolve("out.log");
+    builder.redirectErrorStream(true).redirectOutput(log.toFile());
+    return new LocalPod(builder.start(), log);
+  }
+
+  private static String valueOf(KubernetesClient k8s, String ns, EnvVar var) {
+    if (var.getValueFrom() == null) {
+      return var.getValue();
+    }
+    var ref = var.getValueFrom().getSecretKeyRef();
+    Secret secret = k8s.secrets().inNamespace(ns).withName(ref.getName()).get();
+    return new String(
+        Base64.getDecoder().decode(secret.getData().get(ref.getKey())), StandardCharsets.UTF_8);
+  }
+
+  /** A kubeconfig holding a fresh token of ServiceAccount {@code name}, as its pod would have. */
+  public static Path serviceAccountKubeconfig(KubernetesClient k8s, String ns, String name)
+      throws IOException {
+    String token =
+        k8s.serviceAccounts()
+            .inNamespace(ns)
+            .withName(name)
+            .tokenRequest(
+                new TokenRequestBuilder()
+                    .withNewSpec()
+                    .withExpirationSeconds(3600L)
+                    .endSpec()
+                    .build())
+            .getStatus()
+            .getToken();
+    Config admin = k8s.getConfiguration();
+    String ca =
+        admin.getCaCertData() != null
+            ? admin.getCaCertData()
+            : Base64.getEncoder()
+                .encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile())));
+    Path file = Files.createTempFile("kubeconfig-" + name, ".yaml");
+    Files.writeString(
+        file,
+        """
+        apiVersion: v1
+        kind: Config
+        clusters: [{name: test, cluster: {server: "%s", certificate-authority-data: %s}}]
+        users: [{name: %s, user: {token: %s}}]
+        contexts: [{name: test, context: {cluster: test, user: %s, namespace: %s}}]
+        current-context: test
+        """
+            .formatted(admin.getMasterUrl(), ca, name, token, name, ns));
+    return file;
+  }
+
+  public static int[] freePorts(int n) throws IOException {
+    int[] ports = new int[n];
+    List<ServerSocket> open = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        ServerSocket s = new ServerSocket(0);
+        open.add(s);
+        ports[i] = s.getLocalPort();
+      }
+    } finally {
+      for (ServerSocket s : open) {
+        s.close();
+      }
+    }
+    return ports;
+  }
+
+  public static int status(String url) {
+    try {
+      return HTTP.send(
+              HttpRequest.newBuilder(URI.create(url)).build(),
+              HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+    } catch (IOException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return -1;
+    }
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  public String log() {
+    try {
+      return Files.readString(log);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static void write(Path file, String text) {
+    try {
+      Files.writeString(file, text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    process.destroy();
+    try {
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}
