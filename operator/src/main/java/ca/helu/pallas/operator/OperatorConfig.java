@@ -10,17 +10,20 @@ import java.util.TreeSet;
  * The operator's configuration, read once from its environment (docs/operator.md).
  *
  * @param watchNamespaces namespaces whose PallasDeployments are reconciled; empty means all
+ * @param resourceSelector label selector limiting which PallasDeployments are reconciled (two
+ *     operators side by side, e.g. a canary), or null for all
  * @param runtimeImage the agent-runtime image every agent and registry pod runs
  * @param imagePullPolicy that image's pull policy
  * @param leaderElection whether replicas elect a leader on a Lease before reconciling
  * @param leaseName the Lease's name
  * @param leaseNamespace the Lease's namespace (the operator's own)
  * @param logLevel root log level
- * @param httpPort port of /metrics, /livez and /readyz
+ * @param httpPort port of /metrics, /livez and /readyz (0: any free port)
  * @param drainSeconds how long an agent pod drains calls on SIGTERM
  */
 public record OperatorConfig(
     Set<String> watchNamespaces,
+    String resourceSelector,
     String runtimeImage,
     String imagePullPolicy,
     boolean leaderElection,
@@ -36,38 +39,53 @@ public record OperatorConfig(
     watchNamespaces = Set.copyOf(watchNamespaces);
   }
 
-  /** Reads PALLAS_* variables; anything unset takes its default. */
+  /**
+   * Reads the PALLAS_* variables; anything unset takes its default.
+   *
+   * @throws IllegalArgumentException naming a variable whose value cannot be used
+   */
   public static OperatorConfig fromEnvironment(Map<String, String> env) {
     Set<String> namespaces = new TreeSet<>();
     Arrays.stream(env.getOrDefault("PALLAS_WATCH_NAMESPACES", "").split(","))
         .map(String::trim)
         .filter(s -> !s.isEmpty())
         .forEach(namespaces::add);
-    String leaseNamespace =
-        env.getOrDefault("PALLAS_LEASE_NAMESPACE", env.getOrDefault("POD_NAMESPACE", "default"));
+    String selector = env.get("PALLAS_RESOURCE_SELECTOR");
     return new OperatorConfig(
         namespaces,
+        selector == null || selector.isBlank() ? null : selector.trim(),
         env.getOrDefault("PALLAS_RUNTIME_IMAGE", DEFAULT_RUNTIME_IMAGE),
         env.getOrDefault("PALLAS_IMAGE_PULL_POLICY", "IfNotPresent"),
-        Boolean.parseBoolean(env.getOrDefault("PALLAS_LEADER_ELECTION", "false")),
+        bool(env, "PALLAS_LEADER_ELECTION", false),
         env.getOrDefault("PALLAS_LEASE_NAME", "pallas-operator"),
-        leaseNamespace,
+        env.getOrDefault("PALLAS_LEASE_NAMESPACE", env.getOrDefault("POD_NAMESPACE", "default")),
         env.getOrDefault("PALLAS_LOG_LEVEL", "INFO").toUpperCase(Locale.ROOT),
-        Integer.parseInt(env.getOrDefault("PALLAS_HTTP_PORT", "8080")),
-        Integer.parseInt(env.getOrDefault("PALLAS_DRAIN_SECONDS", "30")));
+        number(env, "PALLAS_HTTP_PORT", 8080),
+        number(env, "PALLAS_DRAIN_SECONDS", 30));
   }
 
-  /** A copy that renders pods with another runtime image (tests, upgrades). */
-  public OperatorConfig withRuntimeImage(String image) {
-    return new OperatorConfig(
-        watchNamespaces,
-        image,
-        imagePullPolicy,
-        leaderElection,
-        leaseName,
-        leaseNamespace,
-        logLevel,
-        httpPort,
-        drainSeconds);
+  private static int number(Map<String, String> env, String name, int fallback) {
+    String value = env.get(name);
+    if (value == null) {
+      return fallback;
+    }
+    try {
+      return Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + ": '" + value + "' is not a number");
+    }
+  }
+
+  private static boolean bool(Map<String, String> env, String name, boolean fallback) {
+    String value = env.get(name);
+    if (value == null) {
+      return fallback;
+    }
+    return switch (value.trim().toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default ->
+          throw new IllegalArgumentException(name + ": '" + value + "' must be true or false");
+    };
   }
 }

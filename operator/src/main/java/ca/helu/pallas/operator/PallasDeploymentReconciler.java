@@ -102,12 +102,6 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
     StartGate gate = null;
     if (fleet != null && missing.isEmpty()) {
       gate = StartGate.of(fleet, agentDeployments(context));
-      LOG.debug(
-          "agents waiting: {}, observed {}",
-          gate.waitingFor(),
-          agentDeployments(context).entrySet().stream()
-              .map(e -> e.getKey() + "=" + e.getValue().getStatus())
-              .toList());
       Fleets.share(context, config, fleet, gate);
       context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
     }
@@ -117,6 +111,10 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
   @Override
   public ErrorStatusUpdateControl<PallasDeployment> updateErrorStatus(
       PallasDeployment primary, Context<PallasDeployment> context, Exception e) {
+    if (causedByInterrupt(e)) {
+      // the operator is stopping: nothing failed, the next leader reconciles again
+      return ErrorStatusUpdateControl.noStatusUpdate();
+    }
     String failure = "cannot apply the spec: " + rootMessage(e);
     LOG.warn("reconcile failed: {}", failure);
     UpdateControl<PallasDeployment> update =
@@ -147,6 +145,8 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
     if (next.equals(primary.getStatus())) {
       return UpdateControl.noUpdate();
     }
+    Condition ready = ready(next);
+    LOG.info("status: Ready={} {}: {}", ready.getStatus(), ready.getReason(), ready.getMessage());
     warnOnNewProblem(primary, next);
     PallasDeployment patch =
         new PallasDeployment(
@@ -206,6 +206,15 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
 
   private static String label(Deployment d, String key) {
     return d.getMetadata().getLabels() == null ? null : d.getMetadata().getLabels().get(key);
+  }
+
+  private static boolean causedByInterrupt(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof InterruptedException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String rootMessage(Throwable e) {

@@ -1,6 +1,7 @@
 package ca.helu.pallas.operator;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetrics;
@@ -12,14 +13,19 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The operator process: JOSDK with the PallasDeployment reconciler, its Micrometer metrics, and the
  * HTTP endpoints. Started by {@link OperatorMain}; tests run it in their own JVM.
  */
 public final class PallasOperator implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PallasOperator.class);
+
   private final Operator operator;
   private final OperatorHttp http;
+  private volatile boolean stopping;
 
   public PallasOperator(KubernetesClient client, OperatorConfig config) throws IOException {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -33,8 +39,7 @@ public final class PallasOperator implements AutoCloseable {
               .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
               .withCloseClientOnStop(false);
           if (config.leaderElection()) {
-            o.withLeaderElectionConfiguration(
-                new LeaderElectionConfiguration(config.leaseName(), config.leaseNamespace()));
+            o.withLeaderElectionConfiguration(leaderElection(config));
           }
         });
     operator.register(
@@ -43,6 +48,9 @@ public final class PallasOperator implements AutoCloseable {
           if (!config.watchNamespaces().isEmpty()) {
             o.settingNamespaces(config.watchNamespaces());
           }
+          if (config.resourceSelector() != null) {
+            o.withLabelSelector(config.resourceSelector());
+          }
         });
     http =
         new OperatorHttp(
@@ -50,6 +58,31 @@ public final class PallasOperator implements AutoCloseable {
             registry::scrape,
             () -> true,
             () -> operator.getRuntimeInfo().isStarted());
+  }
+
+  /**
+   * Leader election on the Lease. A replica that loses the lease while running exits, so two never
+   * reconcile at once; losing it because this process is stopping is not a failure (JOSDK's own
+   * exit would deadlock the shutdown hook).
+   */
+  private LeaderElectionConfiguration leaderElection(OperatorConfig config) {
+    return new LeaderElectionConfiguration(
+        config.leaseName(),
+        config.leaseNamespace(),
+        LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
+        LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
+        LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE,
+        null,
+        new LeaderCallbacks(
+            () -> LOG.info("leading: reconciling"),
+            () -> {
+              if (!stopping) {
+                LOG.error("lost the leader lease {}; exiting", config.leaseName());
+                Thread.ofPlatform().start(() -> System.exit(1));
+              }
+            },
+            leader -> LOG.info("leader is {}", leader)),
+        false);
   }
 
   /** Starts the endpoints, then the controllers (after the caches have synced). */
@@ -65,6 +98,7 @@ public final class PallasOperator implements AutoCloseable {
 
   @Override
   public void close() {
+    stopping = true;
     operator.stop();
     http.close();
   }

@@ -8,9 +8,19 @@ import java.util.Map;
 /** The operator, in this JVM, against {@link KubeCluster}; one for every test that needs it. */
 public final class TestOperator {
   public static final String IMAGE = "pallas-agent-runtime:test";
+
+  /** PallasDeployments with this label are left to an operator a test runs as a process. */
+  public static final String OTHER_OPERATOR = "pallas.helu.ca/test-operator";
+
   public static final OperatorConfig CONFIG =
       OperatorConfig.fromEnvironment(
-          Map.of("PALLAS_RUNTIME_IMAGE", IMAGE, "PALLAS_HTTP_PORT", "0"));
+          Map.of(
+              "PALLAS_RUNTIME_IMAGE",
+              IMAGE,
+              "PALLAS_HTTP_PORT",
+              "0",
+              "PALLAS_RESOURCE_SELECTOR",
+              "!" + OTHER_OPERATOR));
 
   private static PallasOperator shared;
 

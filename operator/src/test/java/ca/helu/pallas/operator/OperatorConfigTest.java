@@ -1,0 +1,53 @@
+package ca.helu.pallas.operator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class OperatorConfigTest {
+  @Test
+  void defaults() {
+    OperatorConfig c = OperatorConfig.fromEnvironment(Map.of());
+    assertThat(c.watchNamespaces()).isEmpty();
+    assertThat(c.runtimeImage()).isEqualTo(OperatorConfig.DEFAULT_RUNTIME_IMAGE);
+    assertThat(c.imagePullPolicy()).isEqualTo("IfNotPresent");
+    assertThat(c.leaderElection()).isFalse();
+    assertThat(c.leaseName()).isEqualTo("pallas-operator");
+    assertThat(c.leaseNamespace()).isEqualTo("default");
+    assertThat(c.httpPort()).isEqualTo(8080);
+    assertThat(c.drainSeconds()).isEqualTo(30);
+    assertThat(c.resourceSelector()).isNull();
+  }
+
+  @Test
+  void everyVariableIsRead() {
+    OperatorConfig c =
+        OperatorConfig.fromEnvironment(
+            Map.of(
+                "PALLAS_WATCH_NAMESPACES", " ai, tools ,,",
+                "PALLAS_RUNTIME_IMAGE", "r/p:1",
+                "PALLAS_LEADER_ELECTION", "true",
+                "POD_NAMESPACE", "pallas-system",
+                "PALLAS_LOG_LEVEL", "debug",
+                "PALLAS_HTTP_PORT", "9090",
+                "PALLAS_RESOURCE_SELECTOR", "tier=canary"));
+    assertThat(c.watchNamespaces()).containsExactlyInAnyOrder("ai", "tools");
+    assertThat(c.leaderElection()).isTrue();
+    assertThat(c.leaseNamespace()).isEqualTo("pallas-system");
+    assertThat(c.logLevel()).isEqualTo("DEBUG");
+    assertThat(c.httpPort()).isEqualTo(9090);
+    assertThat(c.resourceSelector()).isEqualTo("tier=canary");
+  }
+
+  @Test
+  void aBadValueIsNamed() {
+    assertThatThrownBy(() -> OperatorConfig.fromEnvironment(Map.of("PALLAS_HTTP_PORT", "http")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("PALLAS_HTTP_PORT: 'http' is not a number");
+    assertThatThrownBy(
+            () -> OperatorConfig.fromEnvironment(Map.of("PALLAS_LEADER_ELECTION", "yes")))
+        .hasMessage("PALLAS_LEADER_ELECTION: 'yes' must be true or false");
+  }
+}

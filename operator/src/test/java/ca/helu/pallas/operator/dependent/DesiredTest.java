@@ -1,0 +1,201 @@
+package ca.helu.pallas.operator.dependent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ca.helu.pallas.api.ManifestParser;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.OperatorConfig;
+import ca.helu.pallas.operator.render.FleetRenderer;
+import ca.helu.pallas.operator.render.RenderedFleet;
+import ca.helu.pallas.operator.render.SecretDigests;
+import ca.helu.pallas.operator.render.StartGate;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** Each dependent's desired() is a pure function of the rendered fleet. */
+class DesiredTest {
+  static final OperatorConfig CONFIG =
+      OperatorConfig.fromEnvironment(Map.of("PALLAS_RUNTIME_IMAGE", "registry.example/pallas:1"));
+  static final RenderedFleet FLEET =
+      FleetRenderer.render(
+          ManifestParser.parse(
+              """
+              apiVersion: pallas.helu.ca/v1alpha1
+              kind: PallasDeployment
+              metadata: {name: fleet, namespace: ai, uid: u-1}
+              spec:
+                registry: {port: 23030}
+                defaultModel: passthrough
+                providers: {openai: {apiKey: {secretKeyRef: {name: llm, key: k}}}}
+                mcpServers: [{name: tools, url: "http://t/mcp", headers: [{name: A, valueFrom: {value: s3cret}}]}]
+                monitoring: {serviceMonitor: {enabled: true, interval: 30s, labels: {release: prom}}}
+                agents:
+                  - {name: tech_research, port: 23031, model: openai.x, replicas: 2,
+                     resources: {requests: {cpu: "1"}, limits: {memory: 2Gi}}}
+                  - {name: coord, servers: [tech_research, tools]}
+              """,
+              "t"),
+          name -> Optional.of(Map.of("k", "digest")));
+
+  @Test
+  void agentDeploymentRunsTheRuntimeRestrictedWithItsSecretsAndHash() {
+    Deployment d =
+        AgentDeploymentsDependentResource.desired(
+            FLEET, FLEET.agents().get("tech_research"), CONFIG);
+    assertThat(d.getMetadata().getName()).isEqualTo("fleet-tech-research");
+    assertOwnedAndLabelled(d);
+    assertThat(d.getSpec().getReplicas()).isEqualTo(2);
+    assertThat(d.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(PallasNames.agentSelector("fleet", "tech_research"));
+    assertThat(d.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable().getIntVal())
+        .isZero();
+    var pod = d.getSpec().getTemplate().getSpec();
+    assertThat(d.getSpec().getTemplate().getMetadata().getAnnotations())
+        .containsEntry(
+            PallasNames.CONFIG_HASH_ANNOTATION, FLEET.agents().get("tech_research").configHash());
+    assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+    assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
+    assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+    assertThat(pod.getTerminationGracePeriodSeconds())
+        .isGreaterThan(CONFIG.drainSeconds() + Pods.PRE_STOP_SECONDS);
+    Container c = pod.getContainers().get(0);
+    assertThat(c.getImage()).isEqualTo("registry.example/pallas:1");
+    assertThat(c.getArgs())
+        .containsExactly(
+            "serve",
+            "-f",
+            "/etc/pallas/deployment.yaml",
+            "--agent",
+            "tech_research",
+            "--cluster",
+            "--drain-timeout",
+            "30");
+    assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(23031);
+    assertThat(c.getResources().getRequests().get("cpu").toString()).isEqualTo("1");
+    assertThat(c.getEnv())
+        .singleElement()
+        .satisfies(e -> {
+          assertThat(e.getValueFrom().getSecretKeyRef().getName()).isEqualTo("llm");
+          assertThat(e.getValue()).isNull();
+        });
+    assertThat(c.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
+    assertThat(c.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
+    assertThat(c.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
+    assertThat(c.getLifecycle().getPreStop().getSleep().getSeconds())
+        .isEqualTo((long) Pods.PRE_STOP_SECONDS);
+    assertThat(c.getVolumeMounts())
+        .extracting(m -> m.getMountPath())
+        .containsExactly(PallasNames.CONFIG_DIR, "/tmp");
+    assertThat(
+            AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0)
+                .getResources()
+                .getLimits())
+        .as("defaults")
+        .containsKey("memory");
+  }
+
+  @Test
+  void onlyStartableAgentsHaveADeployment() {
+    StartGate gate =
+        new StartGate(Set.of("tech_research"), Map.of("coord", List.of("tech_research")));
+    assertThat(AgentDeploymentsDependentResource.desired(FLEET, gate, CONFIG).values())
+        .extracting(x -> x.getMetadata().getName())
+        .containsExactly("fleet-tech-research");
+  }
+
+  @Test
+  void servicesSelectTheirPodsOnTheAgentPort() {
+    Service s = AgentServicesDependentResource.desired(FLEET, FLEET.agents().get("coord"));
+    assertOwnedAndLabelled(s);
+    assertThat(s.getMetadata().getName()).isEqualTo("fleet-coord");
+    assertThat(s.getSpec().getPorts().get(0).getPort()).isEqualTo(23032);
+    assertThat(s.getSpec().getPorts().get(0).getName()).isEqualTo(PallasNames.PORT_NAME);
+    assertThat(s.getSpec().getSelector()).isEqualTo(PallasNames.agentSelector("fleet", "coord"));
+  }
+
+  @Test
+  void configMapAndInlineSecretSplitTheSecretValueOut() {
+    var cm = ConfigMapDependentResource.desired(FLEET);
+    assertOwnedAndLabelled(cm);
+    assertThat(cm.getData().get(PallasNames.CONFIG_KEY)).doesNotContain("s3cret");
+    Secret inline = InlineSecretDependentResource.desired(FLEET);
+    assertOwnedAndLabelled(inline);
+    assertThat(inline.getMetadata().getName()).isEqualTo("fleet-inline");
+    assertThat(
+            new String(
+                Base64.getDecoder().decode(inline.getData().get("mcpServers.tools.headers.0")),
+                StandardCharsets.UTF_8))
+        .isEqualTo("s3cret");
+  }
+
+  @Test
+  void registryRunsUnderItsOwnAccountThatMayOnlyReadTheConfigMap() {
+    Deployment d = RegistryDeploymentDependentResource.desired(FLEET, CONFIG);
+    assertOwnedAndLabelled(d);
+    var pod = d.getSpec().getTemplate().getSpec();
+    assertThat(pod.getServiceAccountName()).isEqualTo("fleet-registry");
+    assertThat(pod.getContainers().get(0).getArgs())
+        .containsExactly("registry", "--config-map", "fleet-config", "--namespace", "ai");
+    assertThat(pod.getContainers().get(0).getPorts().get(0).getContainerPort()).isEqualTo(23030);
+    var rule = RegistryAccess.role(FLEET).getRules().get(0);
+    assertThat(rule.getResources()).containsExactly("configmaps");
+    assertThat(rule.getResourceNames()).containsExactly("fleet-config");
+    assertThat(rule.getVerbs()).containsExactly("get", "list", "watch");
+    assertThat(RegistryAccess.roleBinding(FLEET).getSubjects().get(0).getName())
+        .isEqualTo("fleet-registry");
+    assertThat(
+            RegistryServiceDependentResource.desired(FLEET).getSpec().getPorts().get(0).getPort())
+        .isEqualTo(23030);
+  }
+
+  @Test
+  void serviceMonitorSelectsEveryPodOfTheInstance() {
+    ServiceMonitor m = ServiceMonitorDependentResource.desired(FLEET);
+    assertOwnedAndLabelled(m);
+    assertThat(m.getMetadata().getLabels()).containsEntry("release", "prom");
+    assertThat(m.getSpec())
+        .containsEntry(
+            "endpoints", List.of(Map.of("port", "http", "path", "/metrics", "interval", "30s")))
+        .containsEntry("namespaceSelector", Map.of("matchNames", List.of("ai")));
+  }
+
+  @Test
+  void desiredIsPure() {
+    assertThat(
+            AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG))
+        .isEqualTo(
+            AgentDeploymentsDependentResource.desired(
+                FleetRenderer.render(FLEET.primary(), name -> Optional.of(Map.of("k", "digest"))),
+                FLEET.agents().get("coord"),
+                CONFIG));
+    assertThat(FleetRenderer.render(FLEET.primary(), SecretDigests.NONE).missingSecrets())
+        .isNotEmpty();
+  }
+
+  private static void assertOwnedAndLabelled(HasMetadata o) {
+    assertThat(o.getMetadata().getNamespace()).isEqualTo("ai");
+    assertThat(o.getMetadata().getLabels())
+        .containsAllEntriesOf(PallasNames.instanceLabels("fleet"));
+    assertThat(o.getMetadata().getOwnerReferences())
+        .singleElement()
+        .satisfies(r -> {
+          assertThat(r.getUid()).isEqualTo("u-1");
+          assertThat(r.getController()).isTrue();
+        });
+  }
+}

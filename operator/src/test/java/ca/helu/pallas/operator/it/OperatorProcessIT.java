@@ -1,0 +1,136 @@
+package ca.helu.pallas.operator.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.testing.Fixtures;
+import ca.helu.pallas.operator.testing.KubeCluster;
+import ca.helu.pallas.operator.testing.LocalPod;
+import ca.helu.pallas.operator.testing.TestOperator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The packaged operator as it runs in its pod: {@code java -jar pallas-operator.jar} configured by
+ * its environment, holding a leader Lease, reconciling only its namespace, JSON logs carrying the
+ * resource in MDC, JOSDK metrics on /metrics, probes, and a clean stop on SIGTERM.
+ */
+class OperatorProcessIT {
+  private static final KubernetesClient K8S = KubeCluster.shared().client();
+  private static final Path JAR = Path.of("target", "pallas-operator.jar");
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  @Test
+  void thePackagedOperatorRunsLikeItsPod(@TempDir Path dir) throws Exception {
+    String ns = KubeCluster.shared().namespace("process");
+    Path kubeconfig = dir.resolve("kubeconfig");
+    Files.writeString(kubeconfig, KubeCluster.shared().kubeconfig());
+    int port = LocalPod.freePorts(1)[0];
+    Path log = dir.resolve("operator.log");
+    List<String> command = new ArrayList<>();
+    command.add(ProcessHandle.current().info().command().orElse("java"));
+    command.addAll(List.of("-Xmx256m", "-jar", JAR.toAbsolutePath().toString()));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.redirectOutput(log.toFile());
+    var env = builder.environment();
+    env.put("KUBECONFIG", kubeconfig.toString());
+    env.put("PALLAS_WATCH_NAMESPACES", ns);
+    env.put("PALLAS_RESOURCE_SELECTOR", TestOperator.OTHER_OPERATOR + "=process");
+    env.put("PALLAS_LEADER_ELECTION", "true");
+    env.put("POD_NAMESPACE", ns);
+    env.put("PALLAS_HTTP_PORT", Integer.toString(port));
+    env.put("PALLAS_RUNTIME_IMAGE", "example.org/pallas-agent-runtime:9");
+    Process operator = builder.start();
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> LocalPod.status("http://127.0.0.1:" + port + "/readyz") == 200);
+      assertThat(LocalPod.status("http://127.0.0.1:" + port + "/livez")).isEqualTo(200);
+      Lease lease =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () -> K8S.leases().inNamespace(ns).withName("pallas-operator").get(),
+                  l -> l != null && l.getSpec().getHolderIdentity() != null);
+      assertThat(lease.getSpec().getHolderIdentity()).isNotBlank();
+
+      PallasDeployment d =
+          Fixtures.parse("proc", ns, "  defaultModel: passthrough\n  agents: [{name: a}]\n");
+      d.getMetadata().getLabels().put(TestOperator.OTHER_OPERATOR, "process");
+      K8S.resource(d).create();
+      var configMap =
+          await()
+              .atMost(Duration.ofSeconds(60))
+              .until(
+                  () ->
+                      K8S.configMaps()
+                          .inNamespace(ns)
+                          .withName(PallasNames.configMap("proc"))
+                          .get(),
+                  c -> c != null);
+      assertThat(configMap.getData()).containsKey(PallasNames.CONFIG_KEY);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> Fixtures.agentDeployment(d, "a"), x -> x != null);
+      assertThat(
+              Fixtures.agentDeployment(d, "a")
+                  .getSpec()
+                  .getTemplate()
+                  .getSpec()
+                  .getContainers()
+                  .get(0)
+                  .getImage())
+          .isEqualTo("example.org/pallas-agent-runtime:9");
+
+      String metrics =
+          HTTP.send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
+      assertThat(metrics)
+          .contains("operator_sdk_reconciliations_started_total", "jvm_memory_used_bytes");
+
+      ObjectMapper json = new ObjectMapper();
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> {
+            List<JsonNode> lines = new ArrayList<>();
+            for (String line : Files.readAllLines(log)) {
+              if (line.startsWith("{")) {
+                lines.add(json.readTree(line));
+              }
+            }
+            assertThat(lines)
+                .anySatisfy(l -> {
+                  assertThat(l.path("resource.name").asText()).isEqualTo("proc");
+                  assertThat(l.path("resource.namespace").asText()).isEqualTo(ns);
+                  assertThat(l.path("message").asText()).startsWith("status: Ready=");
+                });
+          });
+    } finally {
+      operator.destroy(); // SIGTERM
+      assertThat(operator.waitFor(30, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+    }
+    assertThat(Files.readString(log)).contains("\"message\":\"stopping\"");
+    assertThat(Files.readAllLines(log))
+        .filteredOn(line -> !line.isBlank())
+        .allSatisfy(line -> assertThat(line).startsWith("{"));
+  }
+}
