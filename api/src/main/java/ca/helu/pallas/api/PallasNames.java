@@ -4,7 +4,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Every name the operator and the runtime must agree on (docs/kubernetes.md): object names, labels,
+ * Every name the operator and the runtime must agree on (docs/operator.md): object names, labels,
  * ports, mount paths and in-cluster URLs. For PallasDeployment {@code X} in namespace {@code N}:
  * agent {@code a} runs as Deployment and Service {@code X-a} ({@code _} becomes {@code -}), the
  * registry as {@code X-registry}, the rendered manifest is ConfigMap {@code X-config}.
