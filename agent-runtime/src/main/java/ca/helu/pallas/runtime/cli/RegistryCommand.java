@@ -29,7 +29,7 @@ import picocli.CommandLine.Option;
 /**
  * The registry pod: serves server.json for a manifest and follows its changes. The operator runs it
  * on its {@code X-config} ConfigMap, read through the API so that a change shows within seconds
- * (docs/kubernetes.md); a file works too. A manifest that becomes invalid is reported and the last
+ * (docs/operator.md); a file works too. A manifest that becomes invalid is reported and the last
  * good one kept. Agents are published at {@code spec.host} or their Service's cluster DNS name.
  */
 @Command(

@@ -11,8 +11,7 @@ import java.util.function.Consumer;
 /**
  * The operator's {@code X-config} ConfigMap, watched through the Kubernetes API: a change reaches
  * the registry within a second, where a mounted ConfigMap waits for the kubelet's sync (about a
- * minute). The registry's Role allows get, list and watch of that one ConfigMap
- * (docs/kubernetes.md).
+ * minute). The registry's Role allows get, list and watch of that one ConfigMap (docs/operator.md).
  */
 public final class ConfigMapManifestSource implements ManifestSource {
   private final KubernetesClient client;

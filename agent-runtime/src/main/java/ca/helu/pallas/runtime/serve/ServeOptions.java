@@ -8,7 +8,7 @@ import java.util.List;
  *
  * @param bindAddress address every listener binds
  * @param onlyAgent serve this agent alone, without the registry (null: every agent + registry)
- * @param cluster reach other agents by their Kubernetes Service names (docs/kubernetes.md), not on
+ * @param cluster reach other agents by their Kubernetes Service names (docs/operator.md), not on
  *     127.0.0.1
  * @param drainTimeout how long shutdown waits for calls in progress
  * @param allowedOrigins browser origins accepted besides localhost
