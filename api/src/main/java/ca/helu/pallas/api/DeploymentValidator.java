@@ -224,6 +224,12 @@ public final class DeploymentValidator {
       } else if (a.model() != null) {
         checkModel(at + ".model", a.model(), p);
       }
+      if (a.effectiveServers().size() > MAX_REFERENCES) {
+        p.add(at + ".servers: at most " + MAX_REFERENCES + " entries");
+      }
+      if (a.effectiveDependsOn().size() > MAX_REFERENCES) {
+        p.add(at + ".dependsOn: at most " + MAX_REFERENCES + " entries");
+      }
       List<String> servers = a.effectiveServers();
       for (int j = 0; j < servers.size(); j++) {
         String ref = servers.get(j);

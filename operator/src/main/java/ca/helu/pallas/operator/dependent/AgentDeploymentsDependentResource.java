@@ -42,10 +42,7 @@ public class AgentDeploymentsDependentResource
   @Override
   public Predicate<Deployment> secondaryResourceFilter(
       PallasDeployment primary, Context<PallasDeployment> context) {
-    return r ->
-        r.getMetadata().getLabels() != null
-            && PallasNames.COMPONENT_AGENT.equals(
-                r.getMetadata().getLabels().get(PallasNames.LABEL_COMPONENT));
+    return Selectors::isAgent;
   }
 
   @Override
@@ -83,12 +80,7 @@ public class AgentDeploymentsDependentResource
     String agent = pod.agent().name();
     String name = PallasNames.agentObject(fleet.name(), agent);
     return new DeploymentBuilder()
-        .withNewMetadata()
-        .withName(name)
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.agentLabels(fleet.name(), agent))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(Owners.metadata(fleet, name, PallasNames.agentLabels(fleet.name(), agent)))
         .withNewSpec()
         .withReplicas(pod.agent().effectiveReplicas())
         .withRevisionHistoryLimit(3)

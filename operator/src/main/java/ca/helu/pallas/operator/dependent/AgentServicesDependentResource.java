@@ -35,10 +35,7 @@ public class AgentServicesDependentResource
   @Override
   public Predicate<Service> secondaryResourceFilter(
       PallasDeployment primary, Context<PallasDeployment> context) {
-    return r ->
-        r.getMetadata().getLabels() != null
-            && PallasNames.COMPONENT_AGENT.equals(
-                r.getMetadata().getLabels().get(PallasNames.LABEL_COMPONENT));
+    return Selectors::isAgent;
   }
 
   @Override
@@ -59,12 +56,11 @@ public class AgentServicesDependentResource
   static Service desired(RenderedFleet fleet, AgentPod pod) {
     String agent = pod.agent().name();
     return new ServiceBuilder()
-        .withNewMetadata()
-        .withName(PallasNames.agentObject(fleet.name(), agent))
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.agentLabels(fleet.name(), agent))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(
+            Owners.metadata(
+                fleet,
+                PallasNames.agentObject(fleet.name(), agent),
+                PallasNames.agentLabels(fleet.name(), agent)))
         .withNewSpec()
         .withType("ClusterIP")
         .withSelector(PallasNames.agentSelector(fleet.name(), agent))

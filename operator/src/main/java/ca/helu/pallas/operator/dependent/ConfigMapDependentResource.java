@@ -26,12 +26,11 @@ public class ConfigMapDependentResource
 
   static ConfigMap desired(RenderedFleet fleet) {
     return new ConfigMapBuilder()
-        .withNewMetadata()
-        .withName(PallasNames.configMap(fleet.name()))
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.instanceLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(
+            Owners.metadata(
+                fleet,
+                PallasNames.configMap(fleet.name()),
+                PallasNames.instanceLabels(fleet.name())))
         .addToData(PallasNames.CONFIG_KEY, fleet.manifestYaml())
         .build();
   }

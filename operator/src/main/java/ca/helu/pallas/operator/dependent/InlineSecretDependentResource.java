@@ -40,12 +40,11 @@ public class InlineSecretDependentResource
         .forEach((k, v) ->
             data.put(k, Base64.getEncoder().encodeToString(v.getBytes(StandardCharsets.UTF_8))));
     return new SecretBuilder()
-        .withNewMetadata()
-        .withName(PallasNames.inlineSecret(fleet.name()))
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.instanceLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(
+            Owners.metadata(
+                fleet,
+                PallasNames.inlineSecret(fleet.name()),
+                PallasNames.instanceLabels(fleet.name())))
         .withType("Opaque")
         .withData(data)
         .build();

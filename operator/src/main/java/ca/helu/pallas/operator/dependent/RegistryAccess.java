@@ -24,23 +24,21 @@ public final class RegistryAccess {
 
   static ServiceAccount serviceAccount(RenderedFleet fleet) {
     return new ServiceAccountBuilder()
-        .withNewMetadata()
-        .withName(PallasNames.registryObject(fleet.name()))
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.registryLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(
+            Owners.metadata(
+                fleet,
+                PallasNames.registryObject(fleet.name()),
+                PallasNames.registryLabels(fleet.name())))
         .build();
   }
 
   static Role role(RenderedFleet fleet) {
     return new RoleBuilder()
-        .withNewMetadata()
-        .withName(PallasNames.registryObject(fleet.name()))
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.registryLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(
+            Owners.metadata(
+                fleet,
+                PallasNames.registryObject(fleet.name()),
+                PallasNames.registryLabels(fleet.name())))
         .withRules(
             new PolicyRuleBuilder()
                 .withApiGroups("")
@@ -54,12 +52,7 @@ public final class RegistryAccess {
   static RoleBinding roleBinding(RenderedFleet fleet) {
     String name = PallasNames.registryObject(fleet.name());
     return new RoleBindingBuilder()
-        .withNewMetadata()
-        .withName(name)
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.registryLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(Owners.metadata(fleet, name, PallasNames.registryLabels(fleet.name())))
         .withNewRoleRef()
         .withApiGroup("rbac.authorization.k8s.io")
         .withKind("Role")

@@ -44,12 +44,7 @@ public class RegistryDeploymentDependentResource
     String name = PallasNames.registryObject(fleet.name());
     int port = fleet.primary().getSpec().effectiveRegistry().effectivePort();
     return new DeploymentBuilder()
-        .withNewMetadata()
-        .withName(name)
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.registryLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(Owners.metadata(fleet, name, PallasNames.registryLabels(fleet.name())))
         .withNewSpec()
         .withReplicas(1)
         .withRevisionHistoryLimit(3)

@@ -27,12 +27,11 @@ public class RegistryServiceDependentResource
 
   static Service desired(RenderedFleet fleet) {
     return new ServiceBuilder()
-        .withNewMetadata()
-        .withName(PallasNames.registryObject(fleet.name()))
-        .withNamespace(fleet.namespace())
-        .withLabels(PallasNames.registryLabels(fleet.name()))
-        .withOwnerReferences(Owners.controller(fleet))
-        .endMetadata()
+        .withMetadata(
+            Owners.metadata(
+                fleet,
+                PallasNames.registryObject(fleet.name()),
+                PallasNames.registryLabels(fleet.name())))
         .withNewSpec()
         .withType("ClusterIP")
         .withSelector(PallasNames.registrySelector(fleet.name()))

@@ -5,7 +5,6 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import ca.helu.pallas.operator.source.ServiceMonitorCrd;
-import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.DependentResource;
@@ -53,13 +52,7 @@ public class ServiceMonitorDependentResource
             Map.of(
                 PallasNames.LABEL_NAME, PallasNames.APP, PallasNames.LABEL_INSTANCE, fleet.name()));
     ServiceMonitor monitor = new ServiceMonitor();
-    monitor.setMetadata(
-        new ObjectMetaBuilder()
-            .withName(fleet.name())
-            .withNamespace(fleet.namespace())
-            .withLabels(labels)
-            .withOwnerReferences(Owners.controller(fleet))
-            .build());
+    monitor.setMetadata(Owners.metadata(fleet, fleet.name(), labels));
     monitor.setSpec(
         Map.of(
             "selector",

@@ -15,7 +15,6 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
@@ -97,15 +96,7 @@ class InvalidSpecIT {
         .contains("spec.providers.openai.apiKey: Secret 'llm' does not exist");
     assertThat(ownedVersions(d)).isEqualTo(before);
 
-    K8S.resource(
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName("llm")
-                .withNamespace(ns)
-                .endMetadata()
-                .addToStringData("other", "x")
-                .build())
-        .create();
+    Fixtures.secret(ns, "llm", Map.of("other", "x"));
     ready =
         await()
             .atMost(Duration.ofSeconds(30))

@@ -34,15 +34,7 @@ class PodSecurityIT {
     String ns =
         KubeCluster.shared()
             .namespace("restricted", Map.of("pod-security.kubernetes.io/enforce", "restricted"));
-    K8S.resource(
-            new io.fabric8.kubernetes.api.model.SecretBuilder()
-                .withNewMetadata()
-                .withName("llm")
-                .withNamespace(ns)
-                .endMetadata()
-                .addToStringData("key", "k")
-                .build())
-        .create();
+    Fixtures.secret(ns, "llm", Map.of("key", "k"));
     PallasDeployment d =
         Fixtures.create(
             "fleet",

@@ -98,10 +98,12 @@ class RenderedPodsIT {
 
     // the coordinator reaches the helper by its Service name, as in the cluster
     try (McpSyncClient client = mcp("http://127.0.0.1:" + ports[2] + "/mcp")) {
-      McpSchema.CallToolResult health =
-          client.callTool(new McpSchema.CallToolRequest("get_health", Map.of()));
-      JsonNode report = JSON.readTree(((McpSchema.TextContent) health.content().get(0)).text());
-      assertThat(report.get("status").asText()).as(report.toString()).isEqualTo("ok");
+      // health is probed in the background: the helper may have come up after the first probe
+      JsonNode report =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(() -> health(client), r -> "ok".equals(r.get("status").asText()));
+      assertThat(report.has("message")).as(report.toString()).isFalse();
       McpSchema.CallToolResult reply =
           client.callTool(
               new McpSchema.CallToolRequest(
@@ -139,6 +141,12 @@ class RenderedPodsIT {
     System.out.printf(
         "registry followed a spec change in %d ms%n", (System.nanoTime() - changed) / 1_000_000);
     assertThat(PODS.get(2).isAlive()).isTrue();
+  }
+
+  private static JsonNode health(McpSyncClient client) throws Exception {
+    McpSchema.CallToolResult health =
+        client.callTool(new McpSchema.CallToolRequest("get_health", Map.of()));
+    return JSON.readTree(((McpSchema.TextContent) health.content().get(0)).text());
   }
 
   private static McpSyncClient mcp(String url) {

@@ -10,7 +10,6 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
@@ -46,8 +45,8 @@ class RolloutIT {
   void changesRollExactlyThePodsThatUseThem() {
     TestOperator.shared();
     String ns = KubeCluster.shared().namespace("rollout");
-    secret(ns, "llm", Map.of("openai", "k1", "anthropic", "k2"));
-    secret(ns, "tools", Map.of("token", "t1"));
+    Fixtures.secret(ns, "llm", Map.of("openai", "k1", "anthropic", "k2"));
+    Fixtures.secret(ns, "tools", Map.of("token", "t1"));
     PallasDeployment d = Fixtures.create("fleet", ns, SPEC);
     AGENTS.forEach(agent -> awaitAndMarkAvailable(d, agent));
     Map<String, String> hashes = hashes(d);
@@ -58,9 +57,9 @@ class RolloutIT {
     hashes = awaitOnlyChanged(d, hashes, "b");
 
     // a rotated key: only the agent whose provider uses it rolls
-    secret(ns, "llm", Map.of("openai", "k1-rotated", "anthropic", "k2"));
+    Fixtures.secret(ns, "llm", Map.of("openai", "k1-rotated", "anthropic", "k2"));
     hashes = awaitOnlyChanged(d, hashes, "a");
-    secret(ns, "tools", Map.of("token", "t2"));
+    Fixtures.secret(ns, "tools", Map.of("token", "t2"));
     hashes = awaitOnlyChanged(d, hashes, "b");
 
     // scaling is not a rollout
@@ -90,17 +89,5 @@ class RolloutIT {
   private static Map<String, String> hashes(PallasDeployment d) {
     return AGENTS.stream()
         .collect(Collectors.toMap(Function.identity(), agent -> configHash(d, agent)));
-  }
-
-  private static void secret(String ns, String name, Map<String, String> data) {
-    K8S.resource(
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName(name)
-                .withNamespace(ns)
-                .endMetadata()
-                .withStringData(data)
-                .build())
-        .serverSideApply();
   }
 }

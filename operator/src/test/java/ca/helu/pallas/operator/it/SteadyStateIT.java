@@ -9,7 +9,6 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.Map;
@@ -26,15 +25,7 @@ class SteadyStateIT {
   void noWriteAtAllAfterConvergence() {
     TestOperator.shared();
     String ns = KubeCluster.shared().namespace("steady");
-    K8S.resource(
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName("tools")
-                .withNamespace(ns)
-                .endMetadata()
-                .addToStringData("token", "t")
-                .build())
-        .create();
+    Fixtures.secret(ns, "tools", Map.of("token", "t"));
     PallasDeployment d =
         Fixtures.create(
             "fleet",

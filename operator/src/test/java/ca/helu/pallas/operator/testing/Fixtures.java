@@ -8,14 +8,16 @@ import ca.helu.pallas.api.PallasNames;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /** PallasDeployments in tests: create from YAML, read conditions, list what they own. */
 public final class Fixtures {
@@ -127,65 +129,40 @@ public final class Fixtures {
   public static Map<String, String> ownedVersions(PallasDeployment d) {
     String ns = d.getMetadata().getNamespace();
     Map<String, String> versions = new TreeMap<>();
-    Stream.<Stream<? extends HasMetadata>>of(
-            k8s()
-                .configMaps()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream(),
-            k8s()
-                .secrets()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream(),
-            k8s()
-                .services()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream(),
-            k8s()
-                .apps()
-                .deployments()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream(),
-            k8s()
-                .serviceAccounts()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream(),
-            k8s()
-                .rbac()
-                .roles()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream(),
-            k8s()
-                .rbac()
-                .roleBindings()
-                .inNamespace(ns)
-                .withLabel(PallasNames.LABEL_INSTANCE, d.name())
-                .list()
-                .getItems()
-                .stream())
-        .flatMap(s -> s)
-        .forEach(o ->
-            versions.put(
-                o.getKind() + "/" + o.getMetadata().getName(),
-                o.getMetadata().getResourceVersion()));
+    List<MixedOperation<? extends HasMetadata, ?, ?>> kinds =
+        List.of(
+            k8s().configMaps(),
+            k8s().secrets(),
+            k8s().services(),
+            k8s().apps().deployments(),
+            k8s().serviceAccounts(),
+            k8s().rbac().roles(),
+            k8s().rbac().roleBindings());
+    for (MixedOperation<? extends HasMetadata, ?, ?> kind : kinds) {
+      kind.inNamespace(ns)
+          .withLabel(PallasNames.LABEL_INSTANCE, d.name())
+          .resources()
+          .map(r -> r.item())
+          .forEach(o ->
+              versions.put(
+                  o.getKind() + "/" + o.getMetadata().getName(),
+                  o.getMetadata().getResourceVersion()));
+    }
     return versions;
+  }
+
+  /** Creates or replaces a Secret. */
+  public static void secret(String ns, String name, Map<String, String> data) {
+    k8s()
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(ns)
+                .endMetadata()
+                .withStringData(data)
+                .build())
+        .serverSideApply();
   }
 
   /** The pod template hash of an agent's Deployment. */

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Measures the operator on a real kube-apiserver and writes the "Operator" section of
+# docs/benchmarks.md. Needs tools/kube-binaries.sh to have run. Takes about 3 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/kube-binaries.sh kube-apiserver kubectl etcd
+./mvnw -q -DskipTests -pl benchmarks -am package
+. .mvn/select-jdk.sh
+java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+"$java" -cp benchmarks/target/pallas-benchmarks.jar ca.helu.pallas.bench.OperatorBenchmark "$@"
