@@ -103,7 +103,8 @@ for c in "${components[@]}"; do
 done
 
 # kube-api-test starts etcd and kube-apiserver listening on 0.0.0.0; these wrappers keep both on
-# loopback, the only address this project's tests may use.
+# loopback, the only address this project's tests may use, and give Services a range that fits a
+# benchmark of 50 fleets and cannot be mistaken for a real network.
 if [ -x "$BIN/kube-apiserver" ] && [ -x "$BIN/etcd" ] && [ -x "$BIN/kubectl" ]; then
   mkdir -p "$API_TEST_DIR"
   ln -sf "$BIN/kubectl" "$API_TEST_DIR/kubectl"
@@ -115,7 +116,8 @@ WRAP
   cat >"$API_TEST_DIR/kube-apiserver" <<WRAP
 #!/usr/bin/env bash
 args=(); for a in "\$@"; do args+=("\${a//\/\/0.0.0.0:/\/\/127.0.0.1:}"); done
-exec "$BIN/kube-apiserver" --bind-address=127.0.0.1 "\${args[@]}"
+# last wins: Services get ClusterIPs from the benchmarking range (room for thousands), not 10.0.0.0/24
+exec "$BIN/kube-apiserver" --bind-address=127.0.0.1 "\${args[@]}" --service-cluster-ip-range=198.18.0.0/16
 WRAP
   chmod +x "$API_TEST_DIR/etcd" "$API_TEST_DIR/kube-apiserver"
 fi

@@ -28,16 +28,19 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.ErrorStatusUpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.MaxReconciliationInterval;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.api.reconciler.Workflow;
 import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,7 +73,17 @@ import org.slf4j.LoggerFactory;
           activationCondition = ServiceMonitorDependentResource.CrdInstalled.class,
           reconcilePrecondition = ServiceMonitorDependentResource.Enabled.class)
     })
-@ControllerConfiguration(name = "pallasdeployment")
+@ControllerConfiguration(
+    name = "pallasdeployment",
+    // a periodic check as a safety net; at steady state it writes nothing
+    maxReconciliationInterval =
+        @MaxReconciliationInterval(interval = 10, timeUnit = TimeUnit.MINUTES))
+// a refused object is retried for as long as it is refused, backing off to every 5 minutes
+@GradualRetry(
+    maxAttempts = -1,
+    initialInterval = 2000,
+    intervalMultiplier = 2,
+    maxInterval = 300_000)
 public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> {
   private static final Logger LOG = LoggerFactory.getLogger(PallasDeploymentReconciler.class);
 
@@ -111,11 +124,11 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
   @Override
   public ErrorStatusUpdateControl<PallasDeployment> updateErrorStatus(
       PallasDeployment primary, Context<PallasDeployment> context, Exception e) {
-    if (causedByInterrupt(e)) {
+    if (Failures.causedByInterrupt(e)) {
       // the operator is stopping: nothing failed, the next leader reconciles again
       return ErrorStatusUpdateControl.noStatusUpdate();
     }
-    String failure = "cannot apply the spec: " + rootMessage(e);
+    String failure = "cannot apply the spec: " + Failures.describe(e);
     LOG.warn("reconcile failed: {}", failure);
     UpdateControl<PallasDeployment> update =
         status(primary, context, List.of(), List.of(), failure, null);
@@ -206,22 +219,5 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
 
   private static String label(Deployment d, String key) {
     return d.getMetadata().getLabels() == null ? null : d.getMetadata().getLabels().get(key);
-  }
-
-  private static boolean causedByInterrupt(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof InterruptedException) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static String rootMessage(Throwable e) {
-    Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t) {
-      t = t.getCause();
-    }
-    return t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
   }
 }

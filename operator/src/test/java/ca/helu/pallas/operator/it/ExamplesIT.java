@@ -8,6 +8,7 @@ import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.render.StartGate;
+import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
 import io.fabric8.kubernetes.api.model.ConfigMap;
@@ -42,7 +43,7 @@ class ExamplesIT {
 
   @ParameterizedTest
   @MethodSource("examples")
-  void everyExampleBecomesAReadyFleet(Path example) {
+  void everyExampleBecomesAReadyFleet(Path example) throws Exception {
     TestOperator.shared();
     PallasDeployment d = ManifestParser.read(example);
     String ns = KubeCluster.shared().namespace("example");
@@ -161,6 +162,15 @@ class ExamplesIT {
                       + d.getSpec().effectiveRegistry().effectivePort()
                       + "/.well-known/mcp/server.json");
         });
+
+    // kubectl get pallas tells the story in one line
+    int n = d.getSpec().effectiveAgents().size();
+    List<String> table = KubeCluster.shared().kubectl("get", "pallas", "-n", ns).lines().toList();
+    assertThat(table.get(0).split("\\s+"))
+        .containsExactly("NAME", "READY", "AGENTS", "REGISTRY", "URL", "AGE");
+    assertThat(table.get(1).split("\\s+"))
+        .startsWith(name, "True", n + "/" + n, PallasNames.registryUrl(Fixtures.get(created)))
+        .hasSize(5);
   }
 
   private static Deployment agentDeployment(String ns, String name, String agent) {

@@ -15,7 +15,11 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -143,6 +147,77 @@ class InvalidSpecIT {
             .getData()
             .get(PallasNames.CONFIG_KEY);
     assertThat(config).contains("secretKeyRef").doesNotContain("sk-test");
+  }
+
+  @Test
+  void anObjectTheApiServerRefusesIsReportedWithItsMessageAndRetried() {
+    String ns = KubeCluster.shared().namespace("refused", Map.of("pallas-test", "refuse-services"));
+    // an admission policy, as a cluster administrator might have, refuses every Service here
+    String policy =
+        """
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicy
+        metadata: {name: no-services-%1$s}
+        spec:
+          failurePolicy: Fail
+          matchConstraints:
+            resourceRules:
+              - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [services]}
+          validations:
+            - {expression: "false", message: "Services are not allowed in this namespace"}
+        ---
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicyBinding
+        metadata: {name: no-services-%1$s}
+        spec:
+          policyName: no-services-%1$s
+          validationActions: [Deny]
+          matchResources:
+            namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %1$s}}
+        """
+            .formatted(ns);
+    var objects =
+        K8S.load(new ByteArrayInputStream(policy.getBytes(StandardCharsets.UTF_8))).items();
+    objects.forEach(o -> K8S.resource(o).create());
+    // the policy takes effect once the API server has loaded it
+    await().atMost(Duration.ofSeconds(30)).until(() -> refusesServices(ns));
+    PallasDeployment d = Fixtures.create("fleet", ns, VALID);
+    Condition ready = awaitCondition(d, "Ready", "ReconcileFailed");
+    assertThat(ready.getMessage())
+        .startsWith("cannot apply the spec: ")
+        .contains("Services are not allowed in this namespace")
+        .doesNotContain("\tat ", "Exception");
+    assertThat(awaitCondition(d, "Degraded", "ReconcileFailed").getStatus()).isEqualTo("True");
+    assertThat(warnings(ns))
+        .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("ReconcileFailed"));
+
+    objects.forEach(o -> K8S.resource(o).delete());
+    awaitAndMarkAvailable(d, "a");
+    awaitAndMarkAvailable(d, "b");
+    Fixtures.awaitRegistryAndMarkAvailable(d);
+    awaitCondition(d, "Ready", "AllAgentsReady");
+  }
+
+  private static boolean refusesServices(String ns) {
+    try {
+      K8S.resource(
+              new ServiceBuilder()
+                  .withNewMetadata()
+                  .withName("probe")
+                  .withNamespace(ns)
+                  .endMetadata()
+                  .withNewSpec()
+                  .addNewPort()
+                  .withPort(80)
+                  .endPort()
+                  .endSpec()
+                  .build())
+          .dryRun()
+          .create();
+      return false;
+    } catch (KubernetesClientException e) {
+      return e.getMessage().contains("Services are not allowed");
+    }
   }
 
   private static List<Event> warnings(String ns) {

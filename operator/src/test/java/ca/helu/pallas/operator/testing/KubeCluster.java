@@ -15,6 +15,8 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -35,8 +37,7 @@ public final class KubeCluster {
   private final KubernetesClient client;
 
   private KubeCluster() {
-    Path binaries =
-        Path.of(System.getProperty("user.home"), ".kubeapitest", "k8s", VERSION + "-linux-amd64");
+    Path binaries = binaries();
     if (System.getenv("KUBE_API_TEST_DIR") == null
         && !Files.isExecutable(binaries.resolve("kube-apiserver"))) {
       throw new IllegalStateException(
@@ -96,6 +97,27 @@ public final class KubeCluster {
 
   public String kubeconfig() {
     return server.getKubeConfigYaml();
+  }
+
+  /** Runs the real kubectl against this API server and returns what it printed. */
+  public String kubectl(String... args) throws IOException, InterruptedException {
+    Path config = Files.createTempFile("kubeconfig", ".yaml");
+    Files.writeString(config, kubeconfig());
+    List<String> command = new ArrayList<>();
+    command.add(binaries().resolve("kubectl").toString());
+    command.add("--kubeconfig=" + config);
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    p.waitFor();
+    Files.delete(config);
+    return out;
+  }
+
+  private static Path binaries() {
+    return Path.of(
+        System.getProperty("user.home"), ".kubeapitest", "k8s", VERSION + "-linux-amd64");
   }
 
   /** A fresh namespace for one test. */
