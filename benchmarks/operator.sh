@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures the operator on a real kube-apiserver and writes the "Operator" section of
-# docs/benchmarks.md. Needs tools/kube-binaries.sh to have run. Takes about 3 minutes.
+# docs/benchmarks.md. Builds what it needs (tools/kube-binaries.sh). Takes about 5 minutes.
+# OPERATOR_JVM_OPTS adds JVM options to the operator process (beside -Xmx256m).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/kube-binaries.sh kube-apiserver kubectl etcd

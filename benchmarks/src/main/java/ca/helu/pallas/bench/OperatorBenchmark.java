@@ -150,7 +150,12 @@ public final class OperatorBenchmark {
                 "steady state after convergence: objects written in 60 s ("
                     + before.size()
                     + " watched)",
-                writes + " writes/min; operator RSS " + op.rssMb() + " MB",
+                writes
+                    + " writes/min; operator RSS "
+                    + op.rssMb()
+                    + " MB, live heap after a full GC "
+                    + op.liveHeapMb()
+                    + " MB",
                 "0"));
         controller.close();
       }
@@ -323,7 +328,17 @@ public final class OperatorBenchmark {
       }
       String java = ProcessHandle.current().info().command().orElse("java");
       ProcessBuilder pb =
-          new ProcessBuilder(java, "-Xmx256m", "-jar", jar.toAbsolutePath().toString())
+          new ProcessBuilder(
+                  Stream.concat(
+                          Stream.of(java, "-Xmx256m"),
+                          Stream.concat(
+                              Stream.of(
+                                      System.getenv()
+                                          .getOrDefault("OPERATOR_JVM_OPTS", "")
+                                          .split(" "))
+                                  .filter(o -> !o.isBlank()),
+                              Stream.of("-jar", jar.toAbsolutePath().toString())))
+                      .toList())
               .redirectErrorStream(true)
               .redirectOutput(log.toFile());
       pb.environment().put("KUBECONFIG", kubeconfig.toString());
@@ -348,6 +363,23 @@ public final class OperatorBenchmark {
         Thread.sleep(10);
       }
       return new Operator(p, (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** Heap in use after a full GC (jcmd next to this JVM's java). */
+    long liveHeapMb() throws IOException, InterruptedException {
+      String jcmd =
+          Path.of(ProcessHandle.current().info().command().orElseThrow())
+              .resolveSibling("jcmd")
+              .toString();
+      new ProcessBuilder(jcmd, Long.toString(process.pid()), "GC.run").start().waitFor();
+      Process info =
+          new ProcessBuilder(jcmd, Long.toString(process.pid()), "GC.heap_info")
+              .redirectErrorStream(true)
+              .start();
+      String text = new String(info.getInputStream().readAllBytes());
+      info.waitFor();
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(text);
+      return m.find() ? Long.parseLong(m.group(1)) / 1024 : -1;
     }
 
     long rssMb() {
