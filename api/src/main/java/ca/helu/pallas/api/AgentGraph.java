@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Which agents must run before which (seed 001's startup sequence): an agent needs the agents in
+ * Which agents must run before which (docs/runtime.md, "Serve mode"): an agent needs the agents in
  * its {@code dependsOn} and the agents named in its {@code servers}. {@code serve} starts agents in
  * {@link #waves()}; the operator starts an agent's pods once {@link #dependencies} are available.
  */

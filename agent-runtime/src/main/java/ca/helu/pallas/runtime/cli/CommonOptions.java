@@ -5,6 +5,7 @@ import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
 import java.nio.file.Path;
+import java.util.List;
 import picocli.CommandLine.Option;
 
 /** Options and setup both commands share: the manifest, the listen address, the environment. */
@@ -21,10 +22,17 @@ final class CommonOptions {
       description = "Listen address (default 0.0.0.0)")
   String bind = "0.0.0.0";
 
+  @Option(
+      names = "--log-format",
+      paramLabel = "FORMAT",
+      description =
+          "auto (default: text on a terminal, JSON otherwise), json (one object a line) or text")
+  Logging.Format logFormat = Logging.Format.auto;
+
   /** The process environment over .env, read once; also applies the log-level knobs. */
   Environment environment() {
     Environment env = Environment.load(Path.of(".env"), System.getenv());
-    Logging.configure(env);
+    Logging.configure(env, logFormat);
     return env;
   }
 
@@ -36,8 +44,7 @@ final class CommonOptions {
         .map(Path::of)
         .orElseThrow(() ->
             new InvalidDeploymentException(
-                null,
-                java.util.List.of("no manifest: pass -f FILE or set PALLAS_DEPLOYMENT_FILE")));
+                null, List.of("no manifest: pass -f FILE or set PALLAS_DEPLOYMENT_FILE")));
   }
 
   PallasDeployment read(Environment env) {

@@ -47,6 +47,13 @@ final class ServeCommand implements Callable<Integer> {
   int drainSeconds = 30;
 
   @Option(
+      names = "--body-timeout",
+      description =
+          "Seconds a request's headers and body may take to arrive before the connection is"
+              + " closed (default: ${DEFAULT-VALUE}).")
+  int bodyTimeoutSeconds = 30;
+
+  @Option(
       names = "--allowed-origin",
       paramLabel = "ORIGIN",
       description = "Browser Origin accepted besides localhost (repeatable)")
@@ -64,32 +71,40 @@ final class ServeCommand implements Callable<Integer> {
     }
     ServeOptions options =
         new ServeOptions(
-            common.bind, agent, cluster, Duration.ofSeconds(drainSeconds), allowedOrigins);
+            common.bind,
+            agent,
+            cluster,
+            Duration.ofSeconds(drainSeconds),
+            allowedOrigins,
+            Duration.ofSeconds(bodyTimeoutSeconds));
     PallasMetrics metrics = new PallasMetrics();
     DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
-    Fleet fleet;
+    Fleet fleet = new Fleet(deployment, options, metrics, parts);
+    CountDownLatch stopped = new CountDownLatch(1);
+    // registered before anything listens: a SIGTERM right after /readyz turns 200 still drains
+    Thread shutdown =
+        new Thread(
+            () -> {
+              LOG.info("shutting down: draining calls in progress");
+              fleet.drainAndClose(options.drainTimeout());
+              parts.close();
+              stopped.countDown();
+            },
+            "pallas-shutdown");
+    Runtime.getRuntime().addShutdownHook(shutdown);
     try {
       parts.preflight(deployment.getSpec());
-      fleet = new Fleet(deployment, options, metrics, parts).start();
+      fleet.start();
     } catch (RuntimeException e) {
+      Runtime.getRuntime().removeShutdownHook(shutdown);
       System.err.println("pallas: cannot start: " + e.getMessage());
+      fleet.close();
       parts.close();
       return 1;
     }
     fleet.banner().forEach(System.out::println);
     System.out.flush();
     metrics.bindJvmMetrics();
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  LOG.info("shutting down: draining calls in progress");
-                  fleet.drainAndClose(options.drainTimeout());
-                  parts.close();
-                  stopped.countDown();
-                },
-                "pallas-shutdown"));
     try {
       stopped.await();
     } catch (InterruptedException e) {

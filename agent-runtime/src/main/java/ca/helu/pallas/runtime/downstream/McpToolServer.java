@@ -1,20 +1,26 @@
 package ca.helu.pallas.runtime.downstream;
 
+import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.loop.CallContext;
 import ca.helu.pallas.runtime.loop.ToolResult;
 import ca.helu.pallas.runtime.loop.ToolServer;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -28,10 +34,12 @@ import reactor.util.context.Context;
  * startup works once it is up.
  *
  * <p>The caller's bearer travels in the Reactor context of each call and is read by a request
- * customizer (seed 001 incident 1: never a thread-local, never shared mutable headers), so
- * concurrent calls with different bearers cannot see each other's token.
+ * customizer (docs/contract.md, "Bearer forwarding": never a thread-local, never shared mutable
+ * headers), so concurrent calls with different bearers cannot see each other's token.
  */
 public final class McpToolServer implements ToolServer, AutoCloseable {
+  private static final ObjectMapper MESSAGES = new ObjectMapper();
+
   private static final Logger LOG = LoggerFactory.getLogger(McpToolServer.class);
   private static final String BEARER = "pallas.bearer";
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
@@ -44,8 +52,8 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Predicate<String> exposed;
   private final Object lock = new Object();
   private final Object listing = new Object();
-  private final java.util.concurrent.ConcurrentHashMap<String, ca.helu.pallas.runtime.loop.Progress>
-      relays = new java.util.concurrent.ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ca.helu.pallas.runtime.loop.Progress> relays =
+      new ConcurrentHashMap<>();
   private McpAsyncClient client;
   private volatile List<McpSchema.Tool> tools;
 
@@ -124,7 +132,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     McpSchema.CallToolRequest.Builder request =
         McpSchema.CallToolRequest.builder().name(tool).arguments(arguments);
     if (context.progress() != ca.helu.pallas.runtime.loop.Progress.NONE) {
-      relayToken = "pallas-" + java.util.UUID.randomUUID();
+      relayToken = "pallas-" + UUID.randomUUID();
       relays.put(relayToken, context.progress());
       request.progressToken(relayToken);
     }
@@ -156,22 +164,16 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   }
 
   private String describe(Throwable e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      if (root instanceof TimeoutException) {
-        break;
-      }
-      root = root.getCause();
-    }
-    if (root instanceof TimeoutException || e instanceof TimeoutException) {
+    if (Causes.find(e, TimeoutException.class).isPresent()) {
       return "timed out after " + timeout.toSeconds() + "s";
     }
     if (e instanceof McpError mcp) {
       return "error from server: " + mcp.getMessage();
     }
-    if (root instanceof java.net.ConnectException) {
+    if (Causes.find(e, ConnectException.class).isPresent()) {
       return "unreachable (connection refused)";
     }
+    Throwable root = Causes.root(e);
     String message = root.getMessage();
     return (message == null || message.isBlank()) ? root.getClass().getSimpleName() : message;
   }
@@ -221,11 +223,10 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
         transport.asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
           // only on the tools/call POST itself: the SDK may (re)open its long-lived GET stream
           // inside the context of whichever call triggered it, and a bearer there would outlive
-          // its call (seed 001 incident 1)
+          // its call (docs/contract.md, "Bearer forwarding")
           if (ctx.get(BEARER) instanceof String token
               && "POST".equals(method)
-              && body != null
-              && body.contains("\"tools/call\"")) {
+              && isToolCall(body)) {
             builder.setHeader("Authorization", "Bearer " + token);
           }
           return Mono.just(builder);
@@ -277,5 +278,17 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   @Override
   public void close() {
     reset();
+  }
+
+  /** Whether an outgoing JSON-RPC message is a tools/call request (parsed, not searched). */
+  static boolean isToolCall(String body) {
+    if (body == null) {
+      return false;
+    }
+    try {
+      return "tools/call".equals(MESSAGES.readTree(body).path("method").asText(null));
+    } catch (IOException e) {
+      return false;
+    }
   }
 }

@@ -1,6 +1,8 @@
 package ca.helu.pallas.runtime.health;
 
 import ca.helu.pallas.runtime.mcp.HealthReport;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -17,9 +19,10 @@ import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 /**
- * One agent's health (seed 000 §2, seed 001 "Health System"): downstream probes run concurrently in
- * the background and on demand, so {@link #report()} answers at once from the latest results even
- * while a server hangs (the original probed inline: 3 s per hung server on every call).
+ * One agent's health (docs/contract.md, "get_health"; docs/runtime.md, "Health"): downstream probes
+ * run concurrently in the background and on demand, so {@link #report()} answers at once from the
+ * latest results even while a server hangs (the original probed inline: 3 s per hung server on
+ * every call).
  */
 public final class HealthMonitor implements AutoCloseable {
   /** A downstream server to probe. */
@@ -117,37 +120,15 @@ public final class HealthMonitor implements AutoCloseable {
     return render(status, String.join("; ", problems));
   }
 
-  /** Seed 000's JSON, keys in order status, timestamp, message. */
+  /** get_health's JSON (docs/contract.md), keys in order status, timestamp, message. */
   public static HealthReport render(String status, String message) {
-    StringBuilder json = new StringBuilder("{\"status\":\"").append(status).append('"');
-    json.append(",\"timestamp\":\"")
-        .append(Instant.now().truncatedTo(ChronoUnit.SECONDS))
-        .append('"');
+    ObjectNode json = JsonNodeFactory.instance.objectNode();
+    json.put("status", status);
+    json.put("timestamp", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
     if (message != null && !message.isEmpty()) {
-      json.append(",\"message\":").append(quote(message));
+      json.put("message", message);
     }
-    return new HealthReport(status, json.append('}').toString());
-  }
-
-  private static String quote(String s) {
-    StringBuilder out = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> out.append("\\\"");
-        case '\\' -> out.append("\\\\");
-        case '\n' -> out.append("\\n");
-        case '\r' -> out.append("\\r");
-        case '\t' -> out.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            out.append(String.format("\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-        }
-      }
-    }
-    return out.append('"').toString();
+    return new HealthReport(status, json.toString());
   }
 
   @Override

@@ -1,5 +1,7 @@
 package ca.helu.pallas.runtime.health;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -8,24 +10,49 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
- * Seed 000 §2's downstream probe: POST an MCP {@code initialize} with the server's headers, then
- * DELETE the session it returned so no server-side state leaks. Never throws.
+ * The downstream probe of docs/runtime.md, "Health": POST an MCP {@code initialize} with the
+ * server's headers, then DELETE the session it returned so no server-side state leaks. Never
+ * throws.
  */
 public final class InitializeProbe {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
   private static final String INITIALIZE =
       "{\"jsonrpc\":\"2.0\",\"id\":\"pallas-health\",\"method\":\"initialize\",\"params\":{"
           + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
           + "\"clientInfo\":{\"name\":\"pallas-health\",\"version\":\"1.0.0\"}}}";
 
-  private final java.util.function.Supplier<HttpClient> http;
+  private final Supplier<HttpClient> http;
   private final Duration timeout;
 
-  public InitializeProbe(java.util.function.Supplier<HttpClient> http, Duration timeout) {
+  public InitializeProbe(Supplier<HttpClient> http, Duration timeout) {
     this.http = http;
     this.timeout = timeout;
+  }
+
+  /** Whether the answer (JSON, or SSE data lines) holds an initialize result. */
+  static boolean isInitializeResult(String body) {
+    for (String line : body.split("\n")) {
+      String data = line.startsWith("data:") ? line.substring(5).strip() : line.strip();
+      if (!data.startsWith("{")) {
+        continue;
+      }
+      try {
+        if (JSON.readTree(data).path("result").path("protocolVersion").isTextual()) {
+          return true;
+        }
+      } catch (IOException e) {
+        // not JSON: not an answer
+      }
+    }
+    return false;
   }
 
   public CheckResult probe(String url, Map<String, String> headers) {
@@ -41,12 +68,11 @@ public final class InitializeProbe {
       HttpResponse<String> response =
           http.get()
               .sendAsync(post.build(), HttpResponse.BodyHandlers.ofString())
-              .get(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+              .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
       if (response.statusCode() / 100 != 2) {
         return CheckResult.failed("HTTP " + response.statusCode());
       }
-      String body = response.body();
-      if (!body.contains("\"result\"") || !body.contains("\"protocolVersion\"")) {
+      if (!isInitializeResult(response.body())) {
         return CheckResult.failed("not an MCP server (no initialize result)");
       }
       response
@@ -54,9 +80,9 @@ public final class InitializeProbe {
           .firstValue("Mcp-Session-Id")
           .ifPresent(session -> delete(url, session, headers, deadline));
       return CheckResult.ok("reachable");
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       return CheckResult.failed("timed out after " + timeout.toSeconds() + "s");
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       if (cause instanceof HttpTimeoutException) {
         return CheckResult.failed("timed out after " + timeout.toSeconds() + "s");

@@ -11,10 +11,17 @@ import io.undertow.servlet.api.DeploymentManager;
 import io.undertow.servlet.util.ImmediateInstanceFactory;
 import io.undertow.util.Headers;
 import io.undertow.util.StatusCodes;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Servlet;
 import jakarta.servlet.ServletException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
@@ -24,19 +31,15 @@ import java.util.function.Supplier;
  * buffers kept RSS far above -Xmx.
  */
 public final class HttpHost implements AutoCloseable {
-  private static final java.util.concurrent.Executor SERVLET_THREADS =
-      java.util.concurrent.Executors.newThreadPerTaskExecutor(
-          Thread.ofVirtual().name("pallas-http-", 0).factory());
+  private static final Executor SERVLET_THREADS =
+      Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("pallas-http-", 0).factory());
 
   private final Undertow undertow;
   private final DeploymentManager deployment;
-  private final java.util.concurrent.atomic.AtomicInteger posts;
+  private final AtomicInteger posts;
   private boolean closed;
 
-  private HttpHost(
-      Undertow undertow,
-      DeploymentManager deployment,
-      java.util.concurrent.atomic.AtomicInteger posts) {
+  private HttpHost(Undertow undertow, DeploymentManager deployment, AtomicInteger posts) {
     this.undertow = undertow;
     this.deployment = deployment;
     this.posts = posts;
@@ -46,7 +49,7 @@ public final class HttpHost implements AutoCloseable {
    * Waits until no POST is being answered (responses fully sent), up to {@code timeout}. A tool
    * call's turn ends before the SDK has written its response, so shutdown waits for this too.
    */
-  public boolean awaitPostsDone(java.time.Duration timeout) throws InterruptedException {
+  public boolean awaitPostsDone(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (posts.get() > 0) {
       if (System.nanoTime() > deadline) {
@@ -94,7 +97,17 @@ public final class HttpHost implements AutoCloseable {
       HttpServerExchange exchange, int status, String contentType, byte[] body) {
     exchange.setStatusCode(status);
     exchange.getResponseHeaders().put(Headers.CONTENT_TYPE, contentType);
-    exchange.getResponseSender().send(java.nio.ByteBuffer.wrap(body));
+    exchange.getResponseSender().send(ByteBuffer.wrap(body));
+  }
+
+  /** 405 with the methods allowed, echoing nothing of the request. */
+  static void methodNotAllowed(HttpServerExchange exchange, String allow) {
+    exchange.getResponseHeaders().put(Headers.ALLOW, allow);
+    send(
+        exchange,
+        StatusCodes.METHOD_NOT_ALLOWED,
+        "text/plain",
+        "method not allowed\n".getBytes(StandardCharsets.UTF_8));
   }
 
   /** Answers GET and HEAD only. */
@@ -102,12 +115,7 @@ public final class HttpHost implements AutoCloseable {
     return exchange -> {
       String method = exchange.getRequestMethod().toString();
       if (!method.equals("GET") && !method.equals("HEAD")) {
-        exchange.getResponseHeaders().put(Headers.ALLOW, "GET, HEAD");
-        send(
-            exchange,
-            StatusCodes.METHOD_NOT_ALLOWED,
-            "text/plain",
-            "method not allowed\n".getBytes(StandardCharsets.UTF_8));
+        methodNotAllowed(exchange, "GET, HEAD");
         return;
       }
       handler.handleRequest(exchange);
@@ -137,14 +145,28 @@ public final class HttpHost implements AutoCloseable {
   }
 
   /** Assembles the listener. */
+  /**
+   * The largest request body (docs/runtime.md, limits): room for send_message's 10 images of 5 MiB,
+   * base64-encoded (66.7 MiB), and a long message.
+   */
+  public static final long MAX_BODY_BYTES = 80L * 1024 * 1024;
+
+  /** Default of {@link Builder#bodyTimeout}. */
+  public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(30);
+
+  /** An idle keep-alive connection is closed after this long without a request. */
+  static final int KEEP_ALIVE_IDLE_MILLIS = 120_000;
+
+  private static final Set<String> ROUTED_METHODS = Set.of("GET", "HEAD", "POST", "DELETE");
+
   public static final class Builder {
     private final String bindAddress;
     private final int port;
     private final PathHandler paths = new PathHandler(16);
-    private final java.util.concurrent.atomic.AtomicInteger posts =
-        new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger posts = new AtomicInteger();
     private Servlet servlet;
     private String servletPath;
+    private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -153,6 +175,12 @@ public final class HttpHost implements AutoCloseable {
 
     public Builder exact(String path, HttpHandler handler) {
       paths.addExactPath(path, handler);
+      return this;
+    }
+
+    /** How long a request's headers, and a POST body to the servlet, may take to arrive. */
+    public Builder bodyTimeout(Duration timeout) {
+      this.bodyTimeout = timeout;
       return this;
     }
 
@@ -187,7 +215,15 @@ public final class HttpHost implements AutoCloseable {
                     Servlets.servlet(
                             "mcp", servlet.getClass(), new ImmediateInstanceFactory<>(servlet))
                         .addMapping(servletPath)
-                        .setAsyncSupported(true));
+                        .setAsyncSupported(true))
+                // refusals as JSON-RPC errors, never the transport's serialized exceptions
+                .addFilter(
+                    Servlets.filter(
+                            "mcp-edge",
+                            McpEdgeFilter.class,
+                            new ImmediateInstanceFactory<>(new McpEdgeFilter(bodyTimeout)))
+                        .setAsyncSupported(true))
+                .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by
         // name, and hosts on port 0 would share one (closing one host would undeploy another)
         manager = Servlets.newContainer().addDeployment(info);
@@ -205,6 +241,14 @@ public final class HttpHost implements AutoCloseable {
       paths.addPrefixPath(
           "/",
           exchange -> {
+            // TRACE would echo the request's headers (credentials included) from the servlet
+            // container's default servlet; the MCP path refuses with a JSON-RPC error itself
+            String method = exchange.getRequestMethod().toString();
+            if (!ROUTED_METHODS.contains(method)
+                && (servletPath == null || !exchange.getRequestPath().equals(servletPath))) {
+              methodNotAllowed(exchange, "GET, HEAD, POST, DELETE");
+              return;
+            }
             if (exchange.getRequestMethod().equalToString("POST")) {
               posts.incrementAndGet();
               exchange.addExchangeCompleteListener((done, next) -> {
@@ -222,8 +266,15 @@ public final class HttpHost implements AutoCloseable {
               .setWorkerThreads(Math.max(8, cores * 8))
               .setDirectBuffers(false)
               .setBufferSize(16 * 1024)
-              .setServerOption(UndertowOptions.MAX_ENTITY_SIZE, 80L * 1024 * 1024)
+              // no entity limit here (Undertow's default is 10 MiB): McpEdgeFilter reads at most
+              // MAX_BODY_BYTES + 1 and refuses past the limit with a JSON-RPC error naming it;
+              // the other paths read no body
+              .setServerOption(UndertowOptions.MAX_ENTITY_SIZE, Long.MAX_VALUE)
               .setServerOption(UndertowOptions.ENABLE_HTTP2, false)
+              // a client that sends its headers too slowly, or idles between requests on a
+              // keep-alive connection, loses the connection (docs/runtime.md, limits)
+              .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) bodyTimeout.toMillis())
+              .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, KEEP_ALIVE_IDLE_MILLIS)
               .setHandler(paths)
               .build();
       return new HttpHost(undertow, manager, posts);

@@ -2,8 +2,10 @@ package ca.helu.pallas.runtime.llm;
 
 import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.api.RequestParams;
+import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.config.Secrets;
 import ca.helu.pallas.runtime.loop.ModelClient;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.langchain4j.exception.HttpException;
 import dev.langchain4j.exception.LangChain4jException;
 import dev.langchain4j.model.anthropic.AnthropicChatModel;
@@ -14,16 +16,23 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.openai.OpenAiChatModel;
 import dev.langchain4j.model.openai.OpenAiTokenUsage;
 import dev.langchain4j.model.output.TokenUsage;
+import java.net.ConnectException;
+import java.net.SocketTimeoutException;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * An OpenAI-compatible or Anthropic model through LangChain4j's low-level ChatModel, with our own
- * bounded retries (429, 5xx, timeouts, unreadable answers) and seed 001's sampling-parameter
+ * bounded retries (429, 5xx, timeouts, unreadable answers) and the original's sampling-parameter
  * matrix: a parameter the model rejects is dropped with one warning and never sent.
  */
 public final class ProviderModel implements ModelClient {
@@ -32,9 +41,47 @@ public final class ProviderModel implements ModelClient {
   public static final String ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com/v1";
 
   /** Retry policy: attempts in all, and the first backoff (doubled each time). */
+  /**
+   * How provider calls are retried: {@code attempts} in all, waiting {@code backoff} before the
+   * second and twice as long before each next one; {@code timeout} bounds one attempt.
+   */
   public record Retry(int attempts, Duration backoff, Duration timeout) {
     public static final Retry DEFAULT =
         new Retry(3, Duration.ofMillis(500), Duration.ofSeconds(120));
+
+    /** Waits between attempts (Thread::sleep; tests record instead). */
+    public interface Sleeper {
+      void sleep(Duration duration) throws InterruptedException;
+    }
+
+    /**
+     * Runs {@code attempt} until it succeeds, fails in a way {@code retryable} refuses, or the
+     * attempts are used up; then throws its last failure. {@code beforeRetry} hears of each retry.
+     */
+    public <T> T run(
+        Supplier<T> attempt,
+        Predicate<RuntimeException> retryable,
+        BiConsumer<Integer, RuntimeException> beforeRetry,
+        Sleeper sleeper) {
+      Duration wait = backoff;
+      for (int n = 1; ; n++) {
+        try {
+          return attempt.get();
+        } catch (RuntimeException e) {
+          if (n >= attempts || !retryable.test(e)) {
+            throw e;
+          }
+          beforeRetry.accept(n, e);
+          try {
+            sleeper.sleep(wait);
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw e;
+          }
+          wait = wait.multipliedBy(2);
+        }
+      }
+    }
   }
 
   private final String provider;
@@ -49,7 +96,10 @@ public final class ProviderModel implements ModelClient {
     this.retry = retry;
   }
 
-  /** Parameters a provider/model accepts, by seed 001's support matrix. */
+  /**
+   * Parameters a provider/model accepts, by the original Pallas' support matrix
+   * (docs/configuration.md).
+   */
   static Set<String> supportedParameters(String provider, String model) {
     if (provider.equals("anthropic")) {
       return model.contains("opus-4-7") ? Set.of() : Set.of("temperature", "topP", "topK");
@@ -171,33 +221,17 @@ public final class ProviderModel implements ModelClient {
 
   @Override
   public ChatResponse chat(ChatRequest request) {
-    Duration backoff = retry.backoff();
-    RuntimeException last = null;
-    for (int attempt = 1; attempt <= retry.attempts(); attempt++) {
-      try {
-        return chat.chat(request);
-      } catch (RuntimeException e) {
-        last = e;
-        if (!retryable(e) || attempt == retry.attempts()) {
-          break;
-        }
-        LOG.info(
-            "{}.{}: attempt {} failed ({}); retrying in {} ms",
-            provider,
-            model,
-            attempt,
-            describe(e),
-            backoff.toMillis());
-        try {
-          Thread.sleep(backoff);
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          break;
-        }
-        backoff = backoff.multipliedBy(2);
-      }
+    try {
+      return retry.run(
+          () -> chat.chat(request),
+          ProviderModel::retryable,
+          (attempt, e) ->
+              LOG.info(
+                  "{}.{}: attempt {} failed ({}); retrying", provider, model, attempt, describe(e)),
+          Thread::sleep);
+    } catch (RuntimeException e) {
+      throw new LlmException(provider + "." + model + ": " + describe(e));
     }
-    throw new LlmException(provider + "." + model + ": " + describe(last));
   }
 
   static boolean retryable(Throwable e) {
@@ -209,12 +243,7 @@ public final class ProviderModel implements ModelClient {
   }
 
   private static int status(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof HttpException http) {
-        return http.statusCode();
-      }
-    }
-    return -1;
+    return Causes.find(e, HttpException.class).map(HttpException::statusCode).orElse(-1);
   }
 
   /** A failure in words, never including credentials. */
@@ -223,18 +252,15 @@ public final class ProviderModel implements ModelClient {
     if (status > 0) {
       return "HTTP " + status + (status == 401 || status == 403 ? " (check the API key)" : "");
     }
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof java.net.http.HttpTimeoutException
-          || t instanceof java.util.concurrent.TimeoutException
-          || t instanceof java.net.SocketTimeoutException) {
-        return "timed out after " + retry.timeout().toSeconds() + "s";
-      }
-      if (t instanceof java.net.ConnectException) {
-        return "unreachable (connection refused)";
-      }
-      if (t instanceof com.fasterxml.jackson.core.JsonProcessingException) {
-        return "returned a response that is not valid JSON";
-      }
+    if (Causes.any(
+        e, HttpTimeoutException.class, TimeoutException.class, SocketTimeoutException.class)) {
+      return "timed out after " + retry.timeout().toSeconds() + "s";
+    }
+    if (Causes.find(e, ConnectException.class).isPresent()) {
+      return "unreachable (connection refused)";
+    }
+    if (Causes.find(e, JsonProcessingException.class).isPresent()) {
+      return "returned a response that is not valid JSON";
     }
     if (e instanceof LangChain4jException) {
       return "returned an unusable response";

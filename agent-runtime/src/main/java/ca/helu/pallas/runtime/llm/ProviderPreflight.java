@@ -3,22 +3,30 @@ package ca.helu.pallas.runtime.llm;
 import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.runtime.config.Secrets;
 import ca.helu.pallas.runtime.health.CheckResult;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.function.Supplier;
 
 /**
- * Seed 001's LLM preflight: OpenAI-compatible {@code GET {baseUrl}/models} must list the model;
- * Anthropic {@code GET {baseUrl}/models/{model}} must answer 200. Warn-only, 5 s, never throws,
- * never puts a key into its message. Built-in test models always pass.
+ * The LLM preflight (docs/runtime.md, "Health"): OpenAI-compatible {@code GET {baseUrl}/models}
+ * must list the model; Anthropic {@code GET {baseUrl}/models/{model}} must answer 200. Warn-only, 5
+ * s, never throws, never puts a key into its message. Built-in test models always pass.
  */
 public final class ProviderPreflight {
-  public static final Duration TIMEOUT = Duration.ofSeconds(5);
-  private final java.util.function.Supplier<HttpClient> http;
+  private static final ObjectMapper JSON = new ObjectMapper();
 
-  public ProviderPreflight(java.util.function.Supplier<HttpClient> http) {
+  public static final Duration TIMEOUT = Duration.ofSeconds(5);
+  private final Supplier<HttpClient> http;
+
+  public ProviderPreflight(Supplier<HttpClient> http) {
     this.http = http;
   }
 
@@ -50,15 +58,15 @@ public final class ProviderPreflight {
       if (response.statusCode() != 200) {
         return CheckResult.failed("HTTP " + response.statusCode());
       }
-      if (provider.equals("openai") && !response.body().contains("\"" + model + "\"")) {
+      if (provider.equals("openai") && !listsModel(response.body(), model)) {
         return CheckResult.failed("model '" + model + "' not found");
       }
       return CheckResult.ok("model available");
-    } catch (java.net.http.HttpTimeoutException e) {
+    } catch (HttpTimeoutException e) {
       return CheckResult.failed("timed out after " + TIMEOUT.toSeconds() + "s");
-    } catch (java.net.ConnectException e) {
+    } catch (ConnectException e) {
       return CheckResult.failed("unreachable (connection refused)");
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return CheckResult.failed("unreachable (" + e.getClass().getSimpleName() + ")");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -66,5 +74,19 @@ public final class ProviderPreflight {
     } catch (IllegalArgumentException e) {
       return CheckResult.failed("bad base URL");
     }
+  }
+
+  /** Whether an OpenAI-compatible GET /models answer ({"data":[{"id":...}]}) lists the model. */
+  static boolean listsModel(String body, String model) {
+    try {
+      for (JsonNode m : JSON.readTree(body).path("data")) {
+        if (model.equals(m.path("id").asText(null))) {
+          return true;
+        }
+      }
+    } catch (IOException e) {
+      // not JSON: no model listed
+    }
+    return false;
   }
 }

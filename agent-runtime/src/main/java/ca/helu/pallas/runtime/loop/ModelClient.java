@@ -17,7 +17,9 @@ public interface ModelClient {
   /** One LLM round-trip; throws with a clear, secret-free message when the provider fails. */
   ChatResponse chat(ChatRequest request);
 
-  /** Token counts of a response by seed 001's kinds (input, output, cache_read, ...). */
+  /**
+   * Token counts of a response by the kinds of docs/metrics.md (input, output, cache_read, ...).
+   */
   default Map<String, Long> tokensByKind(ChatResponse response) {
     Map<String, Long> kinds = new LinkedHashMap<>();
     TokenUsage usage = response.tokenUsage();

@@ -1,8 +1,9 @@
 package ca.helu.pallas.runtime.loop;
 
 /**
- * Progress of one agent call, in seed 000's message formats. Implementations must be safe to call
- * from parallel tool calls and must never throw (progress is best-effort).
+ * Progress of one agent call, in the message formats of docs/contract.md, "Progress".
+ * Implementations must be safe to call from parallel tool calls and must never throw (progress is
+ * best-effort).
  */
 public interface Progress {
   Progress NONE =

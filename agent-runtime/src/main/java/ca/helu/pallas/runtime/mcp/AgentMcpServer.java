@@ -1,18 +1,22 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.http.HttpHost;
+import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.CallContext;
 import ca.helu.pallas.runtime.loop.Conversation;
 import ca.helu.pallas.runtime.loop.TurnResult;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.data.message.Content;
 import dev.langchain4j.data.message.ImageContent;
 import dev.langchain4j.data.message.TextContent;
 import dev.langchain4j.data.message.UserMessage;
-import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.server.McpAsyncServer;
 import io.modelcontextprotocol.server.McpAsyncServerExchange;
@@ -20,7 +24,16 @@ import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.HttpHeaders;
 import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.ServletConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +41,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Executors;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,7 +62,6 @@ public final class AgentMcpServer implements AutoCloseable {
       Schedulers.fromExecutorService(Executors.newVirtualThreadPerTaskExecutor(), "pallas-calls");
 
   static final String AUTHORIZATION = "authorization";
-  static final int MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
   private static final String SEND_MESSAGE_SCHEMA =
       """
@@ -72,6 +85,11 @@ public final class AgentMcpServer implements AutoCloseable {
   private final PallasMetrics metrics;
   private final InFlight inFlight;
   private final Conversations conversations;
+  private final int maxMessageChars;
+
+  /** Characters of history per token of the model's context window (an estimate). */
+  static final int CHARS_PER_TOKEN = 4;
+
   private final HttpServletStreamableServerTransportProvider transport;
   private final McpAsyncServer server;
 
@@ -86,7 +104,8 @@ public final class AgentMcpServer implements AutoCloseable {
       Supplier<HealthReport> health,
       PallasMetrics metrics,
       InFlight inFlight,
-      List<String> allowedOrigins) {
+      List<String> allowedOrigins,
+      int contextWindowTokens) {
     this.agent = agent;
     this.loop = loop;
     this.vision = vision;
@@ -94,21 +113,27 @@ public final class AgentMcpServer implements AutoCloseable {
     this.health = health;
     this.metrics = metrics;
     this.inFlight = inFlight;
-    this.conversations = new Conversations(scope);
-    var json = McpJsonDefaults.getMapper();
+    // a history the model could read in full: about 4 characters a token
+    this.conversations = new Conversations(scope, (long) contextWindowTokens * CHARS_PER_TOKEN);
+    metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
+    // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
+    var json = new JacksonMcpJsonMapper(new ObjectMapper(McpEdgeFilter.jsonFactory()));
+    this.maxMessageChars =
+        (int)
+            Math.min(
+                SendMessageArgs.MAX_MESSAGE_CHARS, (long) contextWindowTokens * CHARS_PER_TOKEN);
     this.transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(json)
             .mcpEndpoint("/mcp")
-            .maxRequestSize(MAX_REQUEST_BYTES)
+            .maxRequestSize((int) HttpHost.MAX_BODY_BYTES)
             .keepAliveInterval(Duration.ofSeconds(30))
             .securityValidator(originValidator(allowedOrigins))
             .contextExtractor(request -> {
               String auth = request.getHeader("Authorization");
               return auth == null
-                  ? io.modelcontextprotocol.common.McpTransportContext.EMPTY
-                  : io.modelcontextprotocol.common.McpTransportContext.create(
-                      Map.of(AUTHORIZATION, auth));
+                  ? McpTransportContext.EMPTY
+                  : McpTransportContext.create(Map.of(AUTHORIZATION, auth));
             })
             .build();
 
@@ -185,8 +210,7 @@ public final class AgentMcpServer implements AutoCloseable {
 
   private static McpServerFeatures.AsyncToolSpecification tool(
       McpSchema.Tool tool,
-      java.util.function.BiFunction<
-              McpAsyncServerExchange, McpSchema.CallToolRequest, Mono<McpSchema.CallToolResult>>
+      BiFunction<McpAsyncServerExchange, McpSchema.CallToolRequest, Mono<McpSchema.CallToolResult>>
           handler) {
     return McpServerFeatures.AsyncToolSpecification.builder()
         .tool(tool)
@@ -194,14 +218,52 @@ public final class AgentMcpServer implements AutoCloseable {
         .build();
   }
 
-  /** The servlet that serves /mcp. */
-  public HttpServletStreamableServerTransportProvider servlet() {
-    return transport;
+  /** The servlet that serves /mcp: the SDK's transport, forgetting a deleted session's history. */
+  public HttpServlet servlet() {
+    return new HttpServlet() {
+      @Override
+      public void init(ServletConfig config) throws ServletException {
+        super.init(config);
+        transport.init(config);
+      }
+
+      @Override
+      public void service(ServletRequest req, ServletResponse res)
+          throws ServletException, IOException {
+        transport.service(req, res);
+        var request = (HttpServletRequest) req;
+        var response = (HttpServletResponse) res;
+        String session = request.getHeader(HttpHeaders.MCP_SESSION_ID);
+        if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
+          conversations.forget(session);
+        }
+      }
+
+      @Override
+      public void destroy() {
+        transport.destroy();
+      }
+    };
   }
 
   private Mono<McpSchema.CallToolResult> sendMessage(
       McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
-    return Mono.fromCallable(() -> runTurn(exchange, request)).subscribeOn(CALLS);
+    Mono<McpSchema.CallToolResult> turn =
+        Mono.fromCallable(() -> runTurn(exchange, request)).subscribeOn(CALLS);
+    // at the drain deadline a call still queued or running is answered, not cut off
+    Mono<McpSchema.CallToolResult> shutdown =
+        inFlight
+            .expiry()
+            .then(
+                Mono.fromCallable(() -> {
+                  metrics.sendMessage(agent, false, Duration.ZERO);
+                  return error(
+                      "agent '"
+                          + agent
+                          + "' is shutting down and could not finish this call; retry on another"
+                          + " replica");
+                }));
+    return Mono.firstWithSignal(turn, shutdown);
   }
 
   private McpSchema.CallToolResult runTurn(
@@ -219,7 +281,7 @@ public final class AgentMcpServer implements AutoCloseable {
     try {
       SendMessageArgs args;
       try {
-        args = SendMessageArgs.parse(request.arguments(), vision, agent);
+        args = SendMessageArgs.parse(request.arguments(), vision, agent, maxMessageChars);
       } catch (SendMessageArgs.InvalidArguments e) {
         return error("invalid arguments: " + e.getMessage());
       }
@@ -234,11 +296,25 @@ public final class AgentMcpServer implements AutoCloseable {
         result = loop.run(List.of(), user, ctx);
       } else {
         Conversation conversation = conversations.forCall(exchange.sessionId());
+        int ahead = conversation.waiting();
+        if (ahead > 0) {
+          ctx.progress()
+              .relay(
+                  agent
+                      + " is answering "
+                      + ahead
+                      + (ahead == 1 ? " call" : " calls")
+                      + " of this conversation first; waiting",
+                  false);
+        }
+        long queued = System.nanoTime();
         result =
             conversation.exclusive(() -> {
+              metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
               TurnResult r = loop.run(conversation.snapshot(), user, ctx);
               if (r.ok()) {
-                conversation.append(r.messages());
+                conversations.appended(
+                    exchange.sessionId(), conversation, conversation.append(r.messages()));
               }
               return r;
             });

@@ -2,29 +2,63 @@ package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.loop.Conversation;
+import java.time.Duration;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 
 /**
  * Conversation histories by instance scope: one for a shared agent, one per MCP session for
- * connection scope (the least recently used are forgotten past a bound), none kept for request.
+ * connection scope, none kept for request. Memory is bounded (docs/runtime.md, "Conversations and
+ * concurrency"): each history by its budget, a session's history is forgotten when the session is
+ * deleted or has been idle for {@link #IDLE_EXPIRY}, and the least recently used sessions go first
+ * past {@link #MAX_SESSIONS} or {@link #MAX_TOTAL_CHARS} for the agent.
  */
 final class Conversations {
   static final int MAX_SESSIONS = 10_000;
+  static final Duration IDLE_EXPIRY = Duration.ofMinutes(30);
+  static final long MAX_TOTAL_CHARS = 64L << 20;
+
+  private static final class Entry {
+    final Conversation conversation;
+    long lastUsed;
+
+    Entry(Conversation conversation) {
+      this.conversation = conversation;
+    }
+  }
 
   private final InstanceScope scope;
-  private final Conversation shared = new Conversation();
-  private final Map<String, Conversation> bySession =
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Conversation> eldest) {
-          return size() > MAX_SESSIONS;
-        }
-      };
+  private final long budgetChars;
+  private final long maxTotalChars;
+  private final long idleNanos;
+  private final LongSupplier clock;
+  private final Conversation shared;
+  // in order of last call, the least recently used first; guarded by itself
+  private final LinkedHashMap<String, Entry> bySession = new LinkedHashMap<>();
+  private long sessionChars;
 
-  Conversations(InstanceScope scope) {
+  /**
+   * @param budgetChars the most one history holds (from the model's context window)
+   */
+  Conversations(InstanceScope scope, long budgetChars) {
+    this(scope, budgetChars, MAX_TOTAL_CHARS, IDLE_EXPIRY, System::nanoTime);
+  }
+
+  Conversations(
+      InstanceScope scope,
+      long budgetChars,
+      long maxTotalChars,
+      Duration idleExpiry,
+      LongSupplier clock) {
     this.scope = scope;
+    this.budgetChars = budgetChars;
+    this.maxTotalChars = maxTotalChars;
+    this.idleNanos = idleExpiry.toNanos();
+    this.clock = clock;
+    this.shared = new Conversation(budgetChars);
   }
 
   /** The history a call continues (request scope keeps none, so callers never ask). */
@@ -34,11 +68,48 @@ final class Conversations {
       case REQUEST -> throw new IllegalStateException("request scope keeps no history");
       case CONNECTION -> {
         synchronized (bySession) {
-          yield bySession.computeIfAbsent(
-              sessionId == null ? "" : sessionId, k -> new Conversation());
+          long now = clock.getAsLong();
+          expire(now);
+          Entry entry = bySession.remove(key(sessionId));
+          if (entry == null) {
+            entry = new Entry(new Conversation(budgetChars));
+          }
+          entry.lastUsed = now;
+          bySession.put(key(sessionId), entry);
+          while (bySession.size() > MAX_SESSIONS) {
+            evictEldest();
+          }
+          yield entry.conversation;
         }
       }
     };
+  }
+
+  /** Accounts for a turn appended to {@code conversation}; evicts past the agent's total. */
+  void appended(String sessionId, Conversation conversation, long deltaChars) {
+    if (scope != InstanceScope.CONNECTION) {
+      return;
+    }
+    synchronized (bySession) {
+      Entry entry = bySession.get(key(sessionId));
+      if (entry == null || entry.conversation != conversation) {
+        return; // evicted meanwhile: its characters were counted out then
+      }
+      sessionChars += deltaChars;
+      while (sessionChars > maxTotalChars && bySession.size() > 1) {
+        evictEldest();
+      }
+    }
+  }
+
+  /** Forgets a session's history (the client deleted the session). */
+  void forget(String sessionId) {
+    synchronized (bySession) {
+      Entry entry = bySession.remove(key(sessionId));
+      if (entry != null) {
+        sessionChars -= entry.conversation.chars();
+      }
+    }
   }
 
   /** The history the history prompt shows; empty for request scope. */
@@ -48,9 +119,60 @@ final class Conversations {
       case REQUEST -> Optional.empty();
       case CONNECTION -> {
         synchronized (bySession) {
-          yield Optional.ofNullable(bySession.get(sessionId == null ? "" : sessionId));
+          expire(clock.getAsLong());
+          Entry entry = bySession.get(key(sessionId));
+          yield Optional.ofNullable(entry == null ? null : entry.conversation);
         }
       }
     };
+  }
+
+  /** Histories held: sessions for connection scope, 1 for shared, 0 for request. */
+  int sessions() {
+    return switch (scope) {
+      case SHARED -> 1;
+      case REQUEST -> 0;
+      case CONNECTION -> {
+        synchronized (bySession) {
+          expire(clock.getAsLong());
+          yield bySession.size();
+        }
+      }
+    };
+  }
+
+  /** Characters held by every history of the agent. */
+  long chars() {
+    return switch (scope) {
+      case SHARED -> shared.chars();
+      case REQUEST -> 0;
+      case CONNECTION -> {
+        synchronized (bySession) {
+          yield sessionChars;
+        }
+      }
+    };
+  }
+
+  private void expire(long now) {
+    Iterator<Map.Entry<String, Entry>> eldestFirst = bySession.entrySet().iterator();
+    while (eldestFirst.hasNext()) {
+      Entry entry = eldestFirst.next().getValue();
+      if (now - entry.lastUsed < idleNanos) {
+        return;
+      }
+      sessionChars -= entry.conversation.chars();
+      eldestFirst.remove();
+    }
+  }
+
+  private void evictEldest() {
+    Iterator<Map.Entry<String, Entry>> eldestFirst = bySession.entrySet().iterator();
+    sessionChars -= eldestFirst.next().getValue().conversation.chars();
+    eldestFirst.remove();
+  }
+
+  private static String key(String sessionId) {
+    return sessionId == null ? "" : sessionId;
   }
 }

@@ -1,6 +1,9 @@
 package ca.helu.pallas.runtime.mcp;
 
-/** What get_health answers: seed 000's status and the exact JSON text sent to the caller. */
+/**
+ * What get_health answers: the status and the exact JSON text of docs/contract.md sent to the
+ * caller.
+ */
 public record HealthReport(String status, String json) {
   /** The pallas_agent_health_status value: 1 ok, 0.5 degraded, 0 error. */
   public double gaugeValue() {

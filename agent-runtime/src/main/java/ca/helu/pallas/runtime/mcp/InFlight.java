@@ -3,12 +3,18 @@ package ca.helu.pallas.runtime.mcp;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
-/** Counts calls in progress so shutdown can refuse new ones and wait for the rest. */
+/**
+ * Counts calls in progress so shutdown can refuse new ones, wait for the rest, and at the deadline
+ * answer those still queued or running with an error instead of cutting their connections.
+ */
 public final class InFlight {
   private final AtomicInteger calls = new AtomicInteger();
   private final AtomicBoolean draining = new AtomicBoolean();
   private final Object drained = new Object();
+  private final Sinks.Empty<Void> expired = Sinks.empty();
 
   /** False once draining: the caller must refuse the call. */
   public boolean enter() {
@@ -30,6 +36,17 @@ public final class InFlight {
 
   public boolean draining() {
     return draining.get();
+  }
+
+  /** Completes when the drain deadline has passed: calls still queued or running answer then. */
+  public Mono<Void> expiry() {
+    return expired.asMono();
+  }
+
+  /** The drain deadline passed: every call still waiting or running gets its answer now. */
+  public void expire() {
+    draining.set(true);
+    expired.tryEmitEmpty();
   }
 
   /** Refuses new calls and waits up to {@code timeout} for running ones; true if all finished. */

@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends seed 000's progress notifications for one call. {@code progress} strictly increases per
- * token (one counter, sent in order under a lock) — unlike fast-agent, whose values restart at 0
- * for each tool. A notification that cannot be sent is dropped; the call goes on.
+ * Sends the progress notifications of docs/contract.md for one call. {@code progress} strictly
+ * increases per token (one counter, sent in order under a lock) — unlike fast-agent, whose values
+ * restart at 0 for each tool. A notification that cannot be sent is dropped; the call goes on.
  */
 final class McpProgress implements Progress {
   private static final Logger LOG = LoggerFactory.getLogger(McpProgress.class);

@@ -13,6 +13,9 @@ record SendMessageArgs(String message, List<Image> images) {
   static final int MAX_IMAGES = 10;
   static final int MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
+  /** The longest message, whatever the model; a smaller context window lowers it. */
+  static final int MAX_MESSAGE_CHARS = 8 * 1024 * 1024;
+
   /** One image: base64 data as sent, and its mime type. */
   record Image(String base64, String mimeType) {}
 
@@ -24,6 +27,16 @@ record SendMessageArgs(String message, List<Image> images) {
   }
 
   static SendMessageArgs parse(Map<String, Object> arguments, boolean vision, String agent)
+      throws InvalidArguments {
+    return parse(arguments, vision, agent, MAX_MESSAGE_CHARS);
+  }
+
+  /**
+   * @param maxMessageChars the longest message: what the agent's model can read
+   *     (modelCapabilities.contextWindow x 4 characters), at most {@link #MAX_MESSAGE_CHARS}
+   */
+  static SendMessageArgs parse(
+      Map<String, Object> arguments, boolean vision, String agent, int maxMessageChars)
       throws InvalidArguments {
     Map<String, Object> args = arguments == null ? Map.of() : arguments;
     for (String key : args.keySet()) {
@@ -41,6 +54,16 @@ record SendMessageArgs(String message, List<Image> images) {
     }
     if (text.isBlank()) {
       throw new InvalidArguments("argument 'message' must not be empty");
+    }
+    if (text.length() > maxMessageChars) {
+      throw new InvalidArguments(
+          "argument 'message' has "
+              + text.length()
+              + " characters; at most "
+              + maxMessageChars
+              + " fit (modelCapabilities.contextWindow x 4, at most "
+              + MAX_MESSAGE_CHARS
+              + ")");
     }
     Object rawImages = args.get("images");
     if (rawImages == null) {

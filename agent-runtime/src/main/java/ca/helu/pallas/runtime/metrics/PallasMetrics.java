@@ -17,9 +17,11 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
- * The metrics of seed 001's table, with its exact names, types and labels, plus JVM and process
+ * The metrics of docs/contract.md, with their exact names, types and labels, plus JVM and process
  * metrics. One instance per process: in serve mode every agent's /metrics shows the same snapshot.
  */
 public final class PallasMetrics {
@@ -129,6 +131,16 @@ public final class PallasMetrics {
         .record(duration);
   }
 
+  /** pallas_send_message_queue_seconds{agent}: time a call waited for its conversation's turn. */
+  public void queueWait(String agent, Duration waited) {
+    Timer.builder("pallas.send.message.queue")
+        .description("Time a send_message call waited for the calls before it on its conversation")
+        .tags("agent", agent)
+        .serviceLevelObjectives(CALL_BUCKETS)
+        .register(registry)
+        .record(waited);
+  }
+
   /** pallas_downstream_up{agent, server}. */
   public void downstreamUp(String agent, String server, boolean up) {
     gauge(
@@ -154,6 +166,23 @@ public final class PallasMetrics {
             "Aggregate of the last get_health: 1 ok, 0.5 degraded, 0 error",
             Tags.of("agent", agent))
         .set(Math.round(value * 1000));
+  }
+
+  /**
+   * pallas_history_sessions{agent} (histories held: MCP sessions for connection scope) and
+   * pallas_history_bytes{agent} (their message content, estimated at 2 bytes a character).
+   */
+  public void histories(String agent, IntSupplier sessions, LongSupplier bytes) {
+    Gauge.builder("pallas.history.sessions", sessions, s -> s.getAsInt())
+        .strongReference(true)
+        .description("Conversation histories the agent holds")
+        .tags("agent", agent)
+        .register(registry);
+    Gauge.builder("pallas.history.bytes", bytes, b -> b.getAsLong())
+        .strongReference(true)
+        .description("Estimated bytes of message content in the agent's histories")
+        .tags("agent", agent)
+        .register(registry);
   }
 
   /** The Prometheus text exposition of every metric. */

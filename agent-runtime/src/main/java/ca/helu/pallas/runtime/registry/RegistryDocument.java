@@ -4,6 +4,7 @@ import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.Icon;
 import ca.helu.pallas.api.ModelCapabilities;
 import ca.helu.pallas.api.PallasDeploymentSpec;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -11,7 +12,10 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.function.Function;
 
-/** Builds seed 000's {@code /.well-known/mcp/server.json} for a deployment. */
+/**
+ * Builds the registry's {@code /.well-known/mcp/server.json} (docs/contract.md, "Registry") for a
+ * deployment.
+ */
 public final class RegistryDocument {
   public static final String SCHEMA =
       "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
@@ -74,7 +78,7 @@ public final class RegistryDocument {
     }
     try {
       return JSON.writeValueAsBytes(root);
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+    } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
   }

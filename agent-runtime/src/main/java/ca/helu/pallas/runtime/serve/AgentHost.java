@@ -25,13 +25,15 @@ public final class AgentHost implements AutoCloseable {
       AgentMcpServer mcp,
       InFlight inFlight,
       PallasMetrics metrics,
-      AutoCloseable resources) {
+      AutoCloseable resources,
+      Duration bodyTimeout) {
     this.agent = agent;
     this.mcp = mcp;
     this.inFlight = inFlight;
     this.resources = resources;
     this.http =
         HttpHost.builder(bindAddress, port)
+            .bodyTimeout(bodyTimeout)
             .servlet("/mcp", mcp.servlet())
             .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
             .exact("/livez", HttpHost.probe(() -> true))
@@ -54,11 +56,20 @@ public final class AgentHost implements AutoCloseable {
   }
 
   /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
+  /** How long the answers to calls cut by the drain deadline may take to be sent. */
+  static final Duration ANSWER_GRACE = Duration.ofSeconds(5);
+
   public boolean drain(Duration timeout) throws InterruptedException {
     long start = System.nanoTime();
     boolean turnsDone = inFlight.drain(timeout);
+    if (!turnsDone) {
+      // the deadline passed: answer the calls still queued or running before closing
+      inFlight.expire();
+      http.awaitPostsDone(ANSWER_GRACE);
+      return false;
+    }
     Duration left = timeout.minusNanos(System.nanoTime() - start);
-    return http.awaitPostsDone(left.isNegative() ? Duration.ZERO : left) && turnsDone;
+    return http.awaitPostsDone(left.isNegative() ? Duration.ZERO : left);
   }
 
   @Override

@@ -18,6 +18,8 @@ import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
 import ca.helu.pallas.runtime.mcp.HealthReport;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -205,7 +207,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
         problem = "cannot use " + m.key() + ": " + e.getMessage();
       }
     }
-    // the agent still serves: calls get this error and get_health says error (seed 000)
+    // the agent still serves: calls get this error and get_health says error (docs/contract.md)
     LOG.error("agent {} cannot process requests: {}", agent.name(), problem);
     return new ModelChoice(new UnavailableModel(m.provider(), m.name(), problem), problem);
   }
@@ -232,8 +234,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
   private record UnavailableModel(String provider, String modelName, String reason)
       implements ModelClient {
     @Override
-    public dev.langchain4j.model.chat.response.ChatResponse chat(
-        dev.langchain4j.model.chat.request.ChatRequest request) {
+    public ChatResponse chat(ChatRequest request) {
       throw new ca.helu.pallas.runtime.llm.LlmException(reason);
     }
   }

@@ -5,11 +5,13 @@ import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
+import java.net.BindException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,8 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A whole PallasDeployment in one process (seed 001's startup sequence): the registry, then agents
- * in dependency waves, each wave ready before the next starts. Or one agent alone.
+ * A whole PallasDeployment in one process (docs/runtime.md, "Serve mode"): the registry, then
+ * agents in dependency waves, each wave ready before the next starts. Or one agent alone.
  */
 public final class Fleet implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Fleet.class);
@@ -99,7 +101,8 @@ public final class Fleet implements AutoCloseable {
               urls,
               metrics);
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
-      // seed 001 waits for each dependency's HTTP endpoint; in one process an agent's listener is
+      // the original Pallas waits for each dependency's HTTP endpoint; in one process an agent's
+      // listener is
       // bound and serving when start() returns, so each wave is ready before the next begins
       for (List<String> wave : AgentGraph.of(spec()).waves()) {
         for (String name : wave) {
@@ -139,9 +142,18 @@ public final class Fleet implements AutoCloseable {
               parts.health(),
               metrics,
               inFlight,
-              options.allowedOrigins());
+              options.allowedOrigins(),
+              spec().effectiveModelCapabilities().effectiveContextWindow());
       AgentHost host =
-          new AgentHost(agent.name(), options.bindAddress(), port, mcp, inFlight, metrics, parts);
+          new AgentHost(
+              agent.name(),
+              options.bindAddress(),
+              port,
+              mcp,
+              inFlight,
+              metrics,
+              parts,
+              options.bodyTimeout());
       bind("agent " + agent.name(), port, host::start);
       agents.put(agent.name(), host);
       LOG.info("agent {} serving on port {}", agent.name(), port);
@@ -155,13 +167,10 @@ public final class Fleet implements AutoCloseable {
     try {
       start.run();
     } catch (RuntimeException e) {
-      Throwable cause = e;
-      while (cause.getCause() != null && !(cause instanceof java.net.BindException)) {
-        cause = cause.getCause();
-      }
-      if (cause instanceof java.net.BindException) {
+      var bind = Causes.find(e, BindException.class);
+      if (bind.isPresent()) {
         throw new IllegalStateException(
-            "cannot listen on port " + port + " for " + what + ": " + cause.getMessage(), e);
+            "cannot listen on port " + port + " for " + what + ": " + bind.get().getMessage(), e);
       }
       throw e;
     }

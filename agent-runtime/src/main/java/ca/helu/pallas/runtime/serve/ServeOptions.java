@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.http.HttpHost;
 import java.time.Duration;
 import java.util.List;
 
@@ -12,18 +13,26 @@ import java.util.List;
  *     127.0.0.1
  * @param drainTimeout how long shutdown waits for calls in progress
  * @param allowedOrigins browser origins accepted besides localhost
+ * @param bodyTimeout how long a request's headers and body may take to arrive before the connection
+ *     is closed (a stalled or trickling upload)
  */
 public record ServeOptions(
     String bindAddress,
     String onlyAgent,
     boolean cluster,
     Duration drainTimeout,
-    List<String> allowedOrigins) {
+    List<String> allowedOrigins,
+    Duration bodyTimeout) {
   public static ServeOptions local() {
-    return new ServeOptions("0.0.0.0", null, false, Duration.ofSeconds(30), List.of());
+    return new ServeOptions(
+        "0.0.0.0", null, false, Duration.ofSeconds(30), List.of(), HttpHost.DEFAULT_BODY_TIMEOUT);
   }
 
   public ServeOptions withBindAddress(String address) {
-    return new ServeOptions(address, onlyAgent, cluster, drainTimeout, allowedOrigins);
+    return new ServeOptions(address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout);
+  }
+
+  public ServeOptions withBodyTimeout(Duration timeout) {
+    return new ServeOptions(bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, timeout);
   }
 }

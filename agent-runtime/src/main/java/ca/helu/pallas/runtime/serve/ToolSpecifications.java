@@ -7,6 +7,7 @@ import dev.langchain4j.model.chat.request.json.JsonRawSchema;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 
 /** An MCP tool as the model sees it: its JSON Schema kept property by property. */
@@ -27,7 +28,7 @@ final class ToolSpecifications {
           throw new IllegalArgumentException("tool " + tool.name() + ": bad schema", e);
         }
       }
-      if (schema.get("required") instanceof java.util.List<?> required) {
+      if (schema.get("required") instanceof List<?> required) {
         params.required(required.stream().map(Object::toString).toList());
       }
     }

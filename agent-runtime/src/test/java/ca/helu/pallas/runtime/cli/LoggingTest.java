@@ -15,7 +15,7 @@ class LoggingTest {
 
   @AfterEach
   void reset() {
-    Logging.configure(new Environment(Map.of()));
+    Logging.configure(new Environment(Map.of()), Logging.Format.json);
   }
 
   private Level level(String logger) {
@@ -24,7 +24,7 @@ class LoggingTest {
 
   @Test
   void debugForPallasKeepsLibrariesQuiet() {
-    Logging.configure(new Environment(Map.of("PALLAS_LOG_LEVEL", "DEBUG")));
+    Logging.configure(new Environment(Map.of("PALLAS_LOG_LEVEL", "DEBUG")), Logging.Format.json);
     assertThat(level("ca.helu.pallas.runtime.mcp")).isEqualTo(Level.DEBUG);
     assertThat(level(org.slf4j.Logger.ROOT_LOGGER_NAME)).isEqualTo(Level.INFO);
     assertThat(level("io.undertow.request")).isEqualTo(Level.WARN);
@@ -33,10 +33,11 @@ class LoggingTest {
 
   @Test
   void rootLevelIsSetOnlyExplicitly() {
-    Logging.configure(new Environment(Map.of("PALLAS_ROOT_LOG_LEVEL", "DEBUG")));
+    Logging.configure(
+        new Environment(Map.of("PALLAS_ROOT_LOG_LEVEL", "DEBUG")), Logging.Format.json);
     assertThat(level("ca.helu.pallas")).isEqualTo(Level.INFO);
     assertThat(level("org.example.anything")).isEqualTo(Level.DEBUG);
-    Logging.configure(new Environment(Map.of("PALLAS_LOG_LEVEL", "WARN")));
+    Logging.configure(new Environment(Map.of("PALLAS_LOG_LEVEL", "WARN")), Logging.Format.json);
     assertThat(level("ca.helu.pallas")).isEqualTo(Level.WARN);
     assertThat(level("org.example.anything")).as("max(pallas, INFO)").isEqualTo(Level.WARN);
   }

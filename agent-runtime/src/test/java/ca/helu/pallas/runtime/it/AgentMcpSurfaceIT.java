@@ -121,10 +121,9 @@ class AgentMcpSurfaceIT {
       // the SDK client hands notifications to consumers concurrently, so arrival order is not wire
       // order and the last may land just after the result: order by progress value, as Daedalus
       // does, once all six are in
-      long deadline = System.nanoTime() + 5_000_000_000L;
-      while (McpClients.progressOf(seen, "tok-1").size() < 6 && System.nanoTime() < deadline) {
-        Thread.onSpinWait();
-      }
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(5))
+          .until(() -> McpClients.progressOf(seen, "tok-1").size() >= 6);
       List<McpSchema.ProgressNotification> mine =
           McpClients.progressOf(seen, "tok-1").stream()
               .sorted(java.util.Comparator.comparing(McpSchema.ProgressNotification::progress))

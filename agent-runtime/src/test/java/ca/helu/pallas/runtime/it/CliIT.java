@@ -1,10 +1,14 @@
 package ca.helu.pallas.runtime.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -18,6 +22,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -127,6 +133,121 @@ class CliIT {
   }
 
   @Test
+  void logsAreJsonWhenNotOnATerminalAndTextWhenAsked() throws Exception {
+    Path file =
+        manifest(
+            HEAD
+                + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
+                + "  agents: [{name: a, port: ${port:a}}]\n");
+    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
+    int a = spec.portOf(spec.agent("a").orElseThrow());
+    for (String format : List.of("auto", "text")) {
+      Process p = start("serve", "-f", file.toString(), "--agent", "a", "--log-format", format);
+      try {
+        awaitUp("http://127.0.0.1:" + a + "/readyz", p);
+        List<String> logs =
+            stdout().lines().filter(l -> l.contains("agent a serving on port")).toList();
+        assertThat(logs).hasSize(1);
+        if (format.equals("auto")) { // stdout is a file here, as in a container
+          assertThat(logs.get(0)).startsWith("{").contains("\"level\":\"INFO\"");
+        } else {
+          assertThat(logs.get(0))
+              .matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  agent a serving on port \\d+");
+        }
+      } finally {
+        p.destroy();
+        p.waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /**
+   * SIGTERM answers every caller (issue 7 §1): four calls queued on a shared agent (the slow model
+   * takes 3 s a turn) and a 2 s drain; the calls still queued or running at the deadline get a
+   * clear tool error, not a cut connection, and a call arriving during the drain is refused at
+   * once. Callers waiting for their turn are told so by progress. Real SDK clients.
+   */
+  @Test
+  void sigtermAnswersEveryCaller() throws Exception {
+    Path file =
+        manifest(
+            HEAD
+                + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: slow\n"
+                + "  agents: [{name: a, port: ${port:a}}]\n");
+    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
+    String base = "http://127.0.0.1:" + spec.portOf(spec.agent("a").orElseThrow());
+    Process p = start("serve", "-f", file.toString(), "--agent", "a", "--drain-timeout", "2");
+    ExecutorService callers = Executors.newCachedThreadPool();
+    List<McpSyncClient> clients = new ArrayList<>();
+    try {
+      awaitUp(base + "/readyz", p);
+      List<McpSchema.ProgressNotification> progress = McpClients.newProgressLog();
+      List<CompletableFuture<McpSchema.CallToolResult>> calls = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        McpSyncClient client = McpClients.connect(base + "/mcp", null, progress::add);
+        clients.add(client);
+        String token = "call-" + i;
+        calls.add(
+            CompletableFuture.supplyAsync(
+                () ->
+                    client.callTool(
+                        McpSchema.CallToolRequest.builder()
+                            .name("send_message")
+                            .arguments(Map.of("message", token))
+                            .progressToken(token)
+                            .build()),
+                callers));
+        // one at a time, so that each finds the ones before it running or queued
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> !McpClients.progressOf(progress, token).isEmpty());
+      }
+      for (int i = 1; i < 4; i++) {
+        assertThat(McpClients.progressOf(progress, "call-" + i))
+            .anySatisfy(n ->
+                assertThat(n.message())
+                    .matches("a is answering [1-3] calls? of this conversation first; waiting"));
+      }
+      McpSyncClient late = McpClients.connect(base + "/mcp");
+      clients.add(late);
+
+      long drainStarted = System.nanoTime();
+      p.destroy(); // SIGTERM
+      await().atMost(Duration.ofSeconds(5)).until(() -> status(base + "/readyz") == 503);
+      long lateStart = System.nanoTime();
+      McpSchema.CallToolResult refused = McpClients.send(late, "send_message", "too late");
+      assertThat(Duration.ofNanos(System.nanoTime() - lateStart)).isLessThan(Duration.ofSeconds(1));
+      assertThat(refused.isError()).isTrue();
+      assertThat(McpClients.text(refused)).contains("is shutting down; retry on another replica");
+
+      for (CompletableFuture<McpSchema.CallToolResult> call : calls) {
+        McpSchema.CallToolResult result = call.get(10, TimeUnit.SECONDS);
+        assertThat(result.isError()).as(McpClients.text(result)).isTrue();
+        assertThat(McpClients.text(result))
+            .contains("is shutting down and could not finish this call; retry");
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - drainStarted))
+          .isLessThan(Duration.ofSeconds(7));
+      assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      clients.forEach(McpSyncClient::close);
+      callers.shutdownNow();
+      p.destroyForcibly();
+    }
+  }
+
+  private static int status(String url) {
+    try {
+      return HTTP.send(
+              HttpRequest.newBuilder(URI.create(url)).build(),
+              HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  @Test
   void sigtermLetsCallsInProgressFinishThenStops() throws Exception {
     Path file =
         manifest(
@@ -180,11 +301,13 @@ class CliIT {
               "agents: [{name: tech_research, port: 9001}, {name: extra, port: 9002}]"));
       assertThat(eventually(() -> get(url).contains("local.pallas/extra"))).isTrue();
       Files.writeString(file, yaml.replace("agents:", "agentz:"));
-      Thread.sleep(2500);
+      // the registry's own signal that it read the invalid change and refused it
+      await()
+          .atMost(Duration.ofSeconds(15))
+          .until(() -> stdout().contains("still serving the last good one"));
       assertThat(get(url))
           .as("an invalid change keeps the last good manifest")
           .contains("local.pallas/extra");
-      assertThat(stdout()).contains("still serving the last good one");
     } finally {
       p.destroy();
       p.waitFor(30, TimeUnit.SECONDS);

@@ -214,6 +214,9 @@ class DownstreamIT {
     }
   }
 
+  private final List<McpSchema.ProgressNotification> everythingProgress =
+      McpClients.newProgressLog();
+
   @Test
   void worksWithTheReferenceServerEverythingFromNpm() throws Exception {
     try (ServerEverything everything = ServerEverything.start();
@@ -230,7 +233,8 @@ class DownstreamIT {
                   agents: [{name: user, port: ${port:user}, servers: [everything]}]
                 """
                     .formatted(everything.url()));
-        McpSyncClient c = McpClients.connect(withEverything.mcpUrl("user"))) {
+        McpSyncClient c =
+            McpClients.connect(withEverything.mcpUrl("user"), null, everythingProgress::add)) {
       assertThat(
               text(
                   send(
@@ -238,27 +242,40 @@ class DownstreamIT {
                       "send_message",
                       "***CALL_TOOL everything__echo {\"message\": \"from pallas\"}")))
           .contains("from pallas");
-      JsonNode health =
-          JSON.readTree(text(c.callTool(new McpSchema.CallToolRequest("get_health", Map.of()))));
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (!health.has("status") && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-      }
-      assertThat(health.get("status").asText()).isEqualTo("ok");
+      // health comes from background probes: wait until they have seen the server
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(10))
+          .until(
+              () ->
+                  JSON.readTree(
+                          text(c.callTool(new McpSchema.CallToolRequest("get_health", Map.of()))))
+                      .path("status")
+                      .asText(),
+              "ok"::equals);
 
       // the server dies in the middle of a long call: the model gets a failed tool result
       var call =
           java.util.concurrent.CompletableFuture.supplyAsync(
               () ->
                   text(
-                      send(
-                          c,
-                          "send_message",
-                          "***CALL_TOOL everything__trigger-long-running-operation"
-                              + " {\"duration\": 30, \"steps\": 3}")),
+                      c.callTool(
+                          McpSchema.CallToolRequest.builder()
+                              .name("send_message")
+                              .arguments(
+                                  Map.of(
+                                      "message",
+                                      "***CALL_TOOL everything__trigger-long-running-operation"
+                                          + " {\"duration\": 30, \"steps\": 3}"))
+                              .progressToken("long")
+                              .build())),
               // not the common pool: on 2 cores it has one thread, which the SDK client needs
               java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
-      Thread.sleep(1500);
+      // kill the server only once the call has reached it: its progress says the tool started
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(20))
+          .until(() ->
+              McpClients.progressOf(everythingProgress, "long").stream()
+                  .anyMatch(n -> n.message() != null && n.message().contains("started")));
       everything.kill();
       assertThat(call.get(30, java.util.concurrent.TimeUnit.SECONDS))
           .startsWith("Error: everything/trigger-long-running-operation failed: ");

@@ -74,7 +74,24 @@ public final class RawMcp {
     return result.get("content").get(0).get("text").asText();
   }
 
-  private HttpResponse<String> post(String body) throws Exception {
+  /** The session's Mcp-Session-Id. */
+  public String session() {
+    return session;
+  }
+
+  /** DELETE of the session, as a client ending it; the HTTP status. */
+  public int delete() throws Exception {
+    return HTTP.send(
+            HttpRequest.newBuilder(URI.create(url))
+                .header("Mcp-Session-Id", session)
+                .DELETE()
+                .build(),
+            HttpResponse.BodyHandlers.discarding())
+        .statusCode();
+  }
+
+  /** POSTs a raw JSON-RPC message on this session. */
+  public HttpResponse<String> post(String body) throws Exception {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(url))
             .timeout(Duration.ofSeconds(120))

@@ -48,6 +48,16 @@ public final class RunningFleet implements AutoCloseable {
         withFreePorts(yaml), env, ServeOptions.local().withBindAddress("127.0.0.1"), timings);
   }
 
+  /** A fleet served with options changed from the tests' defaults. */
+  public static RunningFleet start(
+      String yaml, java.util.function.UnaryOperator<ServeOptions> options) {
+    return new RunningFleet(
+        withFreePorts(yaml),
+        Map.of(),
+        options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
+        DefaultAgentParts.Timings.DEFAULT);
+  }
+
   /** Replaces each distinct ${port:NAME} with a free port. */
   public static String withFreePorts(String yaml) {
     java.util.regex.Matcher m =
@@ -111,6 +121,11 @@ public final class RunningFleet implements AutoCloseable {
 
   public String registryBase() {
     return "http://127.0.0.1:" + deployment.getSpec().effectiveRegistry().effectivePort();
+  }
+
+  /** What SIGTERM does to `serve`: refuse new calls, drain, answer the rest at the deadline. */
+  public void drain(java.time.Duration timeout) {
+    fleet.drainAndClose(timeout);
   }
 
   public PallasMetrics metrics() {

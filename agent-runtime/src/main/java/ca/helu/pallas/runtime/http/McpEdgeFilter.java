@@ -1,0 +1,458 @@
+package ca.helu.pallas.runtime.http;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.NullNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.spec.ProtocolVersions;
+import io.undertow.server.HttpServerExchange;
+import io.undertow.servlet.handlers.ServletRequestContext;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.xnio.IoUtils;
+
+/**
+ * The MCP endpoint's edge (docs/runtime.md, "Errors callers see"): every refusal leaves as a
+ * JSON-RPC error object with the request's id and a message of ours, never the transport's
+ * serialized exception (class names, stack frames, library messages). Methods other than POST, GET
+ * and DELETE get 405 without an echo (TRACE included). A POST body that is not a JSON-RPC 2.0
+ * request object, or a request whose params the SDK would fail on without answering (initialize and
+ * tools/call without an object of params), is refused here, with -32700, -32600 or -32602.
+ */
+public final class McpEdgeFilter implements Filter {
+  private static final Logger LOG = LoggerFactory.getLogger(McpEdgeFilter.class);
+  private static final ObjectMapper JSON = new ObjectMapper(jsonFactory());
+  private static final Set<String> METHODS = Set.of("POST", "GET", "DELETE");
+
+  /** The versions the MCP SDK speaks (the header is checked as the specification requires). */
+  static final List<String> PROTOCOL_VERSIONS =
+      List.of(
+          ProtocolVersions.MCP_2024_11_05,
+          ProtocolVersions.MCP_2025_03_26,
+          ProtocolVersions.MCP_2025_06_18,
+          ProtocolVersions.MCP_2025_11_25);
+
+  private static final Set<String> LOG_LEVELS =
+      Set.of("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency");
+
+  static final String TOO_LARGE =
+      "Payload Too Large: a request body may hold at most "
+          + (HttpHost.MAX_BODY_BYTES >> 20)
+          + " MiB";
+  static final int PARSE_ERROR = -32700;
+  static final int INVALID_REQUEST = -32600;
+  static final int INVALID_PARAMS = -32602;
+  static final int INTERNAL_ERROR = -32603;
+
+  private static final ScheduledExecutorService DEADLINES =
+      Executors.newSingleThreadScheduledExecutor(
+          Thread.ofPlatform().daemon().name("pallas-body-deadline").factory());
+
+  private final Duration bodyTimeout;
+
+  /**
+   * @param bodyTimeout how long a POST body may take to arrive before the connection closes
+   */
+  public McpEdgeFilter(Duration bodyTimeout) {
+    this.bodyTimeout = bodyTimeout;
+  }
+
+  /** JSON whose only size limit is the body's: a long string is not a parse error. */
+  public static JsonFactory jsonFactory() {
+    return JsonFactory.builder()
+        .streamReadConstraints(
+            StreamReadConstraints.builder().maxStringLength((int) HttpHost.MAX_BODY_BYTES).build())
+        .build();
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    HttpServletRequest request = (HttpServletRequest) req;
+    HttpServletResponse response = (HttpServletResponse) res;
+    String method = request.getMethod();
+    if (!METHODS.contains(method)) {
+      response.setHeader("Allow", "GET, POST, DELETE");
+      refuse(
+          response,
+          405,
+          NullNode.instance,
+          INVALID_REQUEST,
+          "HTTP method " + safe(method) + " is not allowed here: use POST, GET or DELETE");
+      return;
+    }
+    JsonNode id = NullNode.instance;
+    boolean isResponse = false;
+    String version = request.getHeader("MCP-Protocol-Version");
+    if (version != null && !PROTOCOL_VERSIONS.contains(version)) {
+      refuse(
+          response,
+          400,
+          id,
+          INVALID_REQUEST,
+          "Bad Request: unsupported MCP-Protocol-Version;"
+              + " supported: "
+              + String.join(", ", PROTOCOL_VERSIONS));
+      return;
+    }
+    if (method.equals("POST")) {
+      if (request.getContentLengthLong() > HttpHost.MAX_BODY_BYTES) {
+        refuse(response, 413, id, INVALID_REQUEST, TOO_LARGE);
+        return;
+      }
+      byte[] body;
+      // a body that does not arrive in time (a stalled or trickling upload) loses its connection
+      HttpServerExchange exchange = ServletRequestContext.requireCurrent().getExchange();
+      ScheduledFuture<?> deadline =
+          DEADLINES.schedule(
+              () -> {
+                LOG.debug("closing a connection whose request body took over {}", bodyTimeout);
+                IoUtils.safeClose(exchange.getConnection());
+              },
+              bodyTimeout.toMillis(),
+              TimeUnit.MILLISECONDS);
+      try {
+        body = request.getInputStream().readNBytes((int) HttpHost.MAX_BODY_BYTES + 1);
+      } catch (IOException e) {
+        LOG.debug("request body not read: {}", e.toString());
+        return; // the connection is gone: nobody to answer
+      } finally {
+        deadline.cancel(false);
+      }
+      if (body.length > HttpHost.MAX_BODY_BYTES) {
+        response.setHeader("Connection", "close"); // the rest of the body is not read
+        refuse(response, 413, id, INVALID_REQUEST, TOO_LARGE);
+        return;
+      }
+      JsonNode message;
+      try {
+        message = JSON.readTree(body);
+      } catch (IOException e) {
+        refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is not valid JSON");
+        return;
+      }
+      if (message == null || message.isMissingNode()) {
+        refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is empty");
+        return;
+      }
+      if (message.isObject() && message.has("id")) {
+        id = message.get("id");
+      }
+      isResponse = message.isObject() && !message.has("method");
+      String problem = envelopeProblem(message);
+      if (problem != null) {
+        refuse(
+            response,
+            400,
+            id,
+            problem.startsWith("Invalid params") ? INVALID_PARAMS : INVALID_REQUEST,
+            problem);
+        return;
+      }
+      request = new CachedBody(request, body);
+    }
+    ErrorCapture capture = new ErrorCapture(response);
+    chain.doFilter(request, capture);
+    if (capture.status >= 500 && isResponse) {
+      // the SDK fails on a response to a request it never sent: the client's mistake
+      refuse(
+          response,
+          400,
+          id,
+          INVALID_REQUEST,
+          "Invalid Request: this server awaits no response with this id");
+      return;
+    }
+    if (capture.status >= 400) {
+      int status = capture.status >= 500 ? 500 : capture.status;
+      refuse(
+          response,
+          status,
+          id,
+          status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST,
+          messageFor(status, capture.body()));
+    }
+  }
+
+  /** What makes this message one the transport cannot answer properly, or null. */
+  static String envelopeProblem(JsonNode message) {
+    if (message.isArray()) {
+      return "Invalid Request: JSON-RPC batches are not supported; send one message per request";
+    }
+    if (!message.isObject()) {
+      return "Invalid Request: the body must be a JSON-RPC request, notification or response object";
+    }
+    if (!"2.0".equals(message.path("jsonrpc").asText(null))
+        || !message.get("jsonrpc").isTextual()) {
+      return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
+    }
+    JsonNode id = message.get("id");
+    if (id != null && !(id.isTextual() || id.isIntegralNumber())) {
+      return "Invalid Request: \"id\" must be a string or an integer";
+    }
+    JsonNode method = message.get("method");
+    if (method == null) {
+      return message.has("result") || message.has("error")
+          ? null
+          : "Invalid Request: a message needs \"method\" (or \"result\" or \"error\")";
+    }
+    if (!method.isTextual()) {
+      return "Invalid Request: \"method\" must be a string";
+    }
+    JsonNode params = message.get("params");
+    if (params != null && !params.isObject()) {
+      return "Invalid params: \"params\" must be an object";
+    }
+    switch (method.asText()) {
+      case "initialize" -> {
+        if (params == null || !params.path("protocolVersion").isTextual()) {
+          return "Invalid params: initialize needs params with \"protocolVersion\"";
+        }
+      }
+      case "tools/call" -> {
+        if (params == null || !params.path("name").isTextual()) {
+          return "Invalid params: tools/call needs params with the tool's \"name\"";
+        }
+        JsonNode arguments = params.get("arguments");
+        if (arguments != null && !arguments.isObject()) {
+          return "Invalid params: tools/call \"arguments\" must be an object";
+        }
+      }
+      case "logging/setLevel" -> {
+        if (params == null || !LOG_LEVELS.contains(params.path("level").asText(""))) {
+          return "Invalid params: logging/setLevel needs \"level\", one of debug, info, notice,"
+              + " warning, error, critical, alert, emergency";
+        }
+      }
+      case "prompts/get" -> {
+        if (params == null || !params.path("name").isTextual()) {
+          return "Invalid params: prompts/get needs params with the prompt's \"name\"";
+        }
+      }
+      default -> {}
+    }
+    return null;
+  }
+
+  /** Our words for what the transport refused; its own only where they name no internals. */
+  static String messageFor(int status, String transportBody) {
+    String said = "";
+    try {
+      said = JSON.readTree(transportBody).path("jsonRpcError").path("message").asText("");
+    } catch (IOException | RuntimeException e) {
+      // not the transport's JSON (e.g. a container error page)
+    }
+    return switch (status) {
+      case 400 ->
+          said.contains("Accept header")
+              ? "Bad Request: the Accept header must list application/json and text/event-stream"
+              : said.startsWith("Session ID required")
+                  ? "Bad Request: this request needs the Mcp-Session-Id header from initialize"
+                  : "Bad Request: not a valid MCP request";
+      case 404 -> "Not Found: no such session; initialize a new one";
+      case 405 -> "Method Not Allowed";
+      case 406 ->
+          "Not Acceptable: the Accept header must list application/json and text/event-stream";
+      case 413 -> TOO_LARGE;
+      case 415 -> "Unsupported Media Type: Content-Type must be application/json";
+      default -> status >= 500 ? "Internal error" : "Request refused (HTTP " + status + ")";
+    };
+  }
+
+  private static void refuse(
+      HttpServletResponse response, int status, JsonNode id, int code, String message)
+      throws IOException {
+    if (status >= 500) {
+      LOG.warn("MCP transport failed a request: {}", message);
+    } else {
+      LOG.debug("refused an MCP request ({}): {}", status, message);
+    }
+    ObjectNode error = JsonNodeFactory.instance.objectNode();
+    error.put("jsonrpc", "2.0");
+    error.set("id", id);
+    error.putObject("error").put("code", code).put("message", message);
+    byte[] body = JSON.writeValueAsBytes(error);
+    response.resetBuffer();
+    response.setStatus(status);
+    response.setContentType("application/json");
+    response.setCharacterEncoding("UTF-8");
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+    response.getOutputStream().flush();
+  }
+
+  private static String safe(String method) {
+    return method.length() > 16 || !method.chars().allMatch(Character::isLetter)
+        ? "(unusual)"
+        : method;
+  }
+
+  /** The request with its body already read. */
+  private static final class CachedBody extends HttpServletRequestWrapper {
+    private final byte[] body;
+
+    CachedBody(HttpServletRequest request, byte[] body) {
+      super(request);
+      this.body = body;
+    }
+
+    @Override
+    public ServletInputStream getInputStream() {
+      ByteArrayInputStream in = new ByteArrayInputStream(body);
+      return new ServletInputStream() {
+        @Override
+        public boolean isFinished() {
+          return in.available() == 0;
+        }
+
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setReadListener(ReadListener listener) {
+          // the whole body is already here: all of it is available, then it is all read
+          try {
+            listener.onDataAvailable();
+            listener.onAllDataRead();
+          } catch (IOException e) {
+            listener.onError(e);
+          }
+        }
+
+        @Override
+        public int read() {
+          return in.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+          return in.read(b, off, len);
+        }
+      };
+    }
+
+    @Override
+    public BufferedReader getReader() {
+      return new BufferedReader(
+          new InputStreamReader(new ByteArrayInputStream(body), StandardCharsets.UTF_8));
+    }
+  }
+
+  /** Keeps an error the transport writes (status >= 400) away from the wire, for refuse(). */
+  private static final class ErrorCapture extends HttpServletResponseWrapper {
+    private final StringBuilder captured = new StringBuilder();
+    int status;
+
+    ErrorCapture(HttpServletResponse response) {
+      super(response);
+    }
+
+    String body() {
+      return captured.toString();
+    }
+
+    @Override
+    public void setStatus(int sc) {
+      if (sc >= 400) {
+        status = sc;
+      } else {
+        super.setStatus(sc);
+      }
+    }
+
+    @Override
+    public int getStatus() {
+      return status >= 400 ? status : super.getStatus();
+    }
+
+    @Override
+    public void sendError(int sc, String msg) {
+      status = sc;
+    }
+
+    @Override
+    public void sendError(int sc) {
+      status = sc;
+    }
+
+    @Override
+    public PrintWriter getWriter() throws IOException {
+      if (status < 400) {
+        return super.getWriter();
+      }
+      return new PrintWriter(
+          new Writer() {
+            @Override
+            public void write(char[] buf, int off, int len) {
+              if (captured.length() < 65536) {
+                captured.append(buf, off, Math.min(len, 65536 - captured.length()));
+              }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+          });
+    }
+
+    @Override
+    public ServletOutputStream getOutputStream() throws IOException {
+      if (status < 400) {
+        return super.getOutputStream();
+      }
+      return new ServletOutputStream() {
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setWriteListener(WriteListener listener) {}
+
+        @Override
+        public void write(int b) {}
+      };
+    }
+
+    @Override
+    public void flushBuffer() throws IOException {
+      if (status < 400) {
+        super.flushBuffer();
+      }
+    }
+  }
+}
