@@ -1,6 +1,7 @@
 package ca.helu.pallas.operator;
 
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +15,8 @@ import java.util.TreeSet;
  *     operators side by side, e.g. a canary), or null for all
  * @param runtimeImage the agent-runtime image every agent and registry pod runs
  * @param imagePullPolicy that image's pull policy
+ * @param imagePullSecrets Secrets (in each fleet's namespace) every agent and registry pod pulls
+ *     that image with
  * @param leaderElection whether replicas elect a leader on a Lease before reconciling
  * @param leaseName the Lease's name
  * @param leaseNamespace the Lease's namespace (the operator's own)
@@ -26,6 +29,7 @@ public record OperatorConfig(
     String resourceSelector,
     String runtimeImage,
     String imagePullPolicy,
+    List<String> imagePullSecrets,
     boolean leaderElection,
     String leaseName,
     String leaseNamespace,
@@ -37,6 +41,7 @@ public record OperatorConfig(
 
   public OperatorConfig {
     watchNamespaces = Set.copyOf(watchNamespaces);
+    imagePullSecrets = List.copyOf(imagePullSecrets);
   }
 
   /**
@@ -45,23 +50,28 @@ public record OperatorConfig(
    * @throws IllegalArgumentException naming a variable whose value cannot be used
    */
   public static OperatorConfig fromEnvironment(Map<String, String> env) {
-    Set<String> namespaces = new TreeSet<>();
-    Arrays.stream(env.getOrDefault("PALLAS_WATCH_NAMESPACES", "").split(","))
-        .map(String::trim)
-        .filter(s -> !s.isEmpty())
-        .forEach(namespaces::add);
+    Set<String> namespaces = new TreeSet<>(list(env, "PALLAS_WATCH_NAMESPACES"));
     String selector = env.get("PALLAS_RESOURCE_SELECTOR");
     return new OperatorConfig(
         namespaces,
         selector == null || selector.isBlank() ? null : selector.trim(),
         env.getOrDefault("PALLAS_RUNTIME_IMAGE", DEFAULT_RUNTIME_IMAGE),
         env.getOrDefault("PALLAS_IMAGE_PULL_POLICY", "IfNotPresent"),
+        list(env, "PALLAS_IMAGE_PULL_SECRETS"),
         bool(env, "PALLAS_LEADER_ELECTION", false),
         env.getOrDefault("PALLAS_LEASE_NAME", "pallas-operator"),
         env.getOrDefault("PALLAS_LEASE_NAMESPACE", env.getOrDefault("POD_NAMESPACE", "default")),
         env.getOrDefault("PALLAS_LOG_LEVEL", "INFO").toUpperCase(Locale.ROOT),
         number(env, "PALLAS_HTTP_PORT", 8080),
         number(env, "PALLAS_DRAIN_SECONDS", 30));
+  }
+
+  /** A comma-separated list, blanks dropped. */
+  private static List<String> list(Map<String, String> env, String name) {
+    return Arrays.stream(env.getOrDefault(name, "").split(","))
+        .map(String::trim)
+        .filter(s -> !s.isEmpty())
+        .toList();
   }
 
   private static int number(Map<String, String> env, String name, int fallback) {

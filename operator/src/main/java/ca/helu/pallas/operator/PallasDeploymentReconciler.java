@@ -64,7 +64,12 @@ import org.slf4j.LoggerFactory;
       @Dependent(name = "agent-deployments", type = AgentDeploymentsDependentResource.class),
       @Dependent(name = "registry-account", type = RegistryAccess.ServiceAccountDependent.class),
       @Dependent(name = "registry-role", type = RegistryAccess.RoleDependent.class),
-      @Dependent(name = "registry-role-binding", type = RegistryAccess.RoleBindingDependent.class),
+      // the API server refuses to bind a Role it cannot resolve yet unless the caller may `bind`
+      // (an operator under the chart's RBAC may not): the Role first
+      @Dependent(
+          name = "registry-role-binding",
+          type = RegistryAccess.RoleBindingDependent.class,
+          dependsOn = "registry-role"),
       @Dependent(name = "registry-service", type = RegistryServiceDependentResource.class),
       @Dependent(name = "registry-deployment", type = RegistryDeploymentDependentResource.class),
       @Dependent(

@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
 public final class PallasOperator implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PallasOperator.class);
 
+  static final int RECONCILE_THREADS = 10;
+  static final int WORKFLOW_THREADS = 20;
+
   private final Operator operator;
   private final OperatorHttp http;
   private volatile boolean stopping;
@@ -37,7 +40,11 @@ public final class PallasOperator implements AutoCloseable {
         new Operator(o -> {
           o.withKubernetesClient(client)
               .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
-              .withCloseClientOnStop(false);
+              .withCloseClientOnStop(false)
+              // JOSDK's 50 + 50 threads only add memory: reconciles wait on the API server, and 50
+              // fleets of 10 agents converge well within the target with these (docs/benchmarks.md)
+              .withConcurrentReconciliationThreads(RECONCILE_THREADS)
+              .withConcurrentWorkflowExecutorThreads(WORKFLOW_THREADS);
           if (config.leaderElection()) {
             o.withLeaderElectionConfiguration(leaderElection(config));
           }

@@ -13,6 +13,7 @@ class OperatorConfigTest {
     assertThat(c.watchNamespaces()).isEmpty();
     assertThat(c.runtimeImage()).isEqualTo(OperatorConfig.DEFAULT_RUNTIME_IMAGE);
     assertThat(c.imagePullPolicy()).isEqualTo("IfNotPresent");
+    assertThat(c.imagePullSecrets()).isEmpty();
     assertThat(c.leaderElection()).isFalse();
     assertThat(c.leaseName()).isEqualTo("pallas-operator");
     assertThat(c.leaseNamespace()).isEqualTo("default");
@@ -32,13 +33,15 @@ class OperatorConfigTest {
                 "POD_NAMESPACE", "pallas-system",
                 "PALLAS_LOG_LEVEL", "debug",
                 "PALLAS_HTTP_PORT", "9090",
-                "PALLAS_RESOURCE_SELECTOR", "tier=canary"));
+                "PALLAS_RESOURCE_SELECTOR", "tier=canary",
+                "PALLAS_IMAGE_PULL_SECRETS", "regcred, other"));
     assertThat(c.watchNamespaces()).containsExactlyInAnyOrder("ai", "tools");
     assertThat(c.leaderElection()).isTrue();
     assertThat(c.leaseNamespace()).isEqualTo("pallas-system");
     assertThat(c.logLevel()).isEqualTo("DEBUG");
     assertThat(c.httpPort()).isEqualTo(9090);
     assertThat(c.resourceSelector()).isEqualTo("tier=canary");
+    assertThat(c.imagePullSecrets()).containsExactly("regcred", "other");
   }
 
   @Test

@@ -106,6 +106,7 @@ public class AgentDeploymentsDependentResource
         .withTerminationGracePeriodSeconds(
             (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
         .withSecurityContext(Pods.podSecurity())
+        .withImagePullSecrets(Pods.pullSecrets(config))
         .addNewContainer()
         .withName("agent")
         .withImage(config.runtimeImage())

@@ -1,11 +1,13 @@
 package ca.helu.pallas.operator.dependent;
 
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.OperatorConfig;
 import io.fabric8.kubernetes.api.model.Capabilities;
 import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
@@ -47,6 +49,11 @@ final class Pods {
         .withType("RuntimeDefault")
         .endSeccompProfile()
         .build();
+  }
+
+  /** The Secrets the runtime image is pulled with (chart value runtimeImage.pullSecrets). */
+  static List<LocalObjectReference> pullSecrets(OperatorConfig config) {
+    return config.imagePullSecrets().stream().map(LocalObjectReference::new).toList();
   }
 
   static SecurityContext containerSecurity() {

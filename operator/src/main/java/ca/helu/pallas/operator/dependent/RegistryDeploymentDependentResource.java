@@ -60,6 +60,7 @@ public class RegistryDeploymentDependentResource
         .withAutomountServiceAccountToken(true)
         .withEnableServiceLinks(false)
         .withSecurityContext(Pods.podSecurity())
+        .withImagePullSecrets(Pods.pullSecrets(config))
         .addNewContainer()
         .withName("registry")
         .withImage(config.runtimeImage())

@@ -24,6 +24,10 @@ import java.util.Map;
 public class ServiceMonitorDependentResource
     extends CRUDKubernetesDependentResource<ServiceMonitor, PallasDeployment> {
 
+  /** Service labels copied onto every scraped series (as app_kubernetes_io_name and so on). */
+  static final List<String> TARGET_LABELS =
+      List.of(PallasNames.LABEL_NAME, PallasNames.LABEL_INSTANCE, PallasNames.LABEL_COMPONENT);
+
   public ServiceMonitorDependentResource() {
     super(ServiceMonitor.class);
   }
@@ -60,7 +64,10 @@ public class ServiceMonitorDependentResource
             "namespaceSelector",
             Map.of("matchNames", List.of(fleet.namespace())),
             "endpoints",
-            List.of(endpoint)));
+            List.of(endpoint),
+            // alerts and dashboards tell pods apart by PallasDeployment and component
+            "targetLabels",
+            TARGET_LABELS));
     return monitor;
   }
 

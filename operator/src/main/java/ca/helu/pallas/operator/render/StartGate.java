@@ -9,9 +9,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Which agents' Deployments may exist (seed 001's startup order, on a cluster): an agent starts
- * once every agent it depends on is available; one that already runs keeps running while a
- * dependency rolls or restarts.
+ * Which agents' Deployments may exist (the original Pallas' startup order, on a cluster:
+ * docs/operator.md, "Start order"): an agent starts once every agent it depends on is available;
+ * one that already runs keeps running while a dependency rolls or restarts.
  *
  * @param startable agents whose Deployment is rendered
  * @param waitingFor the others, each with the dependencies it still waits for

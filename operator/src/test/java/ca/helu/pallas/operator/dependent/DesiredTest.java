@@ -25,7 +25,12 @@ import org.junit.jupiter.api.Test;
 /** Each dependent's desired() is a pure function of the rendered fleet. */
 class DesiredTest {
   static final OperatorConfig CONFIG =
-      OperatorConfig.fromEnvironment(Map.of("PALLAS_RUNTIME_IMAGE", "registry.example/pallas:1"));
+      OperatorConfig.fromEnvironment(
+          Map.of(
+              "PALLAS_RUNTIME_IMAGE",
+              "registry.example/pallas:1",
+              "PALLAS_IMAGE_PULL_SECRETS",
+              "pull-a,pull-b"));
   static final RenderedFleet FLEET =
       FleetRenderer.render(
           ManifestParser.parse(
@@ -54,6 +59,9 @@ class DesiredTest {
             FLEET, FLEET.agents().get("tech_research"), CONFIG);
     assertThat(d.getMetadata().getName()).isEqualTo("fleet-tech-research");
     assertOwnedAndLabelled(d);
+    assertThat(d.getSpec().getTemplate().getSpec().getImagePullSecrets())
+        .extracting(r -> r.getName())
+        .containsExactly("pull-a", "pull-b");
     assertThat(d.getSpec().getReplicas()).isEqualTo(2);
     assertThat(d.getSpec().getSelector().getMatchLabels())
         .isEqualTo(PallasNames.agentSelector("fleet", "tech_research"));
@@ -149,6 +157,9 @@ class DesiredTest {
     assertOwnedAndLabelled(d);
     var pod = d.getSpec().getTemplate().getSpec();
     assertThat(pod.getServiceAccountName()).isEqualTo("fleet-registry");
+    assertThat(pod.getImagePullSecrets())
+        .extracting(r -> r.getName())
+        .containsExactly("pull-a", "pull-b");
     assertThat(pod.getContainers().get(0).getArgs())
         .containsExactly("registry", "--config-map", "fleet-config", "--namespace", "ai");
     assertThat(pod.getContainers().get(0).getPorts().get(0).getContainerPort()).isEqualTo(23030);

@@ -22,44 +22,60 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The packaged operator as it runs in its pod: {@code java -jar pallas-operator.jar} configured by
+ * The packaged operator as it runs in its pod: {@code java -jar pallas-operator.jar}, and the
+ * operator image's entrypoint run as a container runtime runs it (images/image.py), configured by
  * its environment, holding a leader Lease, reconciling only its namespace, JSON logs carrying the
  * resource in MDC, JOSDK metrics on /metrics, probes, and a clean stop on SIGTERM.
  */
 class OperatorProcessIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
   private static final Path JAR = Path.of("target", "pallas-operator.jar");
+  private static final Path IMAGE = Path.of("target", "pallas-operator-image.tar").toAbsolutePath();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-  @Test
-  void thePackagedOperatorRunsLikeItsPod(@TempDir Path dir) throws Exception {
+  /** The jar as {@code java -jar} runs it, or the operator image's own entrypoint. */
+  @ParameterizedTest
+  @ValueSource(strings = {"jar", "image"})
+  void thePackagedOperatorRunsLikeItsPod(String packaging, @TempDir Path dir) throws Exception {
     String ns = KubeCluster.shared().namespace("process");
     Path kubeconfig = dir.resolve("kubeconfig");
-    Files.writeString(kubeconfig, KubeCluster.shared().kubeconfig());
+    Files.writeString(kubeconfig, KubeCluster.shared().selfContainedKubeconfig());
     int port = LocalPod.freePorts(1)[0];
     Path log = dir.resolve("operator.log");
-    List<String> command = new ArrayList<>();
-    command.add(ProcessHandle.current().info().command().orElse("java"));
-    command.addAll(List.of("-Xmx256m", "-jar", JAR.toAbsolutePath().toString()));
-    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-    builder.redirectOutput(log.toFile());
-    var env = builder.environment();
-    env.put("KUBECONFIG", kubeconfig.toString());
+    Map<String, String> env = new TreeMap<>();
     env.put("PALLAS_WATCH_NAMESPACES", ns);
     env.put("PALLAS_RESOURCE_SELECTOR", TestOperator.OTHER_OPERATOR + "=process");
     env.put("PALLAS_LEADER_ELECTION", "true");
     env.put("POD_NAMESPACE", ns);
     env.put("PALLAS_HTTP_PORT", Integer.toString(port));
     env.put("PALLAS_RUNTIME_IMAGE", "example.org/pallas-agent-runtime:9");
+    List<String> command = new ArrayList<>();
+    if (packaging.equals("jar")) {
+      command.add(ProcessHandle.current().info().command().orElse("java"));
+      command.addAll(List.of("-Xmx256m", "-jar", JAR.toAbsolutePath().toString()));
+      env.put("KUBECONFIG", kubeconfig.toString());
+    } else {
+      command.addAll(List.of("python3", LocalPod.IMAGE_TOOL.toString(), "run", IMAGE.toString()));
+      command.addAll(List.of("--file", kubeconfig + ":/tmp/kubeconfig"));
+      env.put("KUBECONFIG", "/tmp/kubeconfig");
+      env.forEach((k, v) -> command.addAll(List.of("--env", k + "=" + v)));
+    }
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.redirectOutput(log.toFile());
+    builder.environment().putAll(env);
     Process operator = builder.start();
     try {
       await()
           .atMost(Duration.ofSeconds(60))
+          .failFast("the operator exited", () -> !operator.isAlive())
           .until(() -> LocalPod.status("http://127.0.0.1:" + port + "/readyz") == 200);
       assertThat(LocalPod.status("http://127.0.0.1:" + port + "/livez")).isEqualTo(200);
       Lease lease =

@@ -24,19 +24,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The ServiceMonitor exists only when asked for and when the Prometheus Operator's CRD (the real
- * one, from its Go module: tools/kube-binaries.sh) is installed; before that a condition says it
- * was skipped and why. Installing the CRD later creates it without a restart.
+ * one, from its Go module: tools/go-binaries.sh) is installed; before that a condition says it was
+ * skipped and why. Installing the CRD later creates it without a restart.
  */
 class ServiceMonitorIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
-  private static final Path CRD =
-      Path.of(
-          System.getenv()
-              .getOrDefault("PALLAS_CACHE", System.getProperty("user.home") + "/.cache/pallas"),
-          "prometheus-operator",
-          "v0.85.0",
-          "crds",
-          "monitoring.coreos.com_servicemonitors.yaml");
+  private static final Path CRD = KubeCluster.SERVICE_MONITOR_CRD;
 
   @Test
   void skippedUntilTheCrdIsInstalledThenCreatedAndRemovedWhenDisabled() throws IOException {
@@ -53,7 +46,7 @@ class ServiceMonitorIT {
     assertThat(degraded.getStatus()).isEqualTo("True");
     assertThat(degraded.getMessage()).contains("ServiceMonitor CRD", "not installed");
 
-    assertThat(Files.exists(CRD)).as("%s: run tools/kube-binaries.sh", CRD).isTrue();
+    assertThat(Files.exists(CRD)).as("%s: run tools/go-binaries.sh", CRD).isTrue();
     try (InputStream in = Files.newInputStream(CRD)) {
       CustomResourceDefinition crd =
           K8S.apiextensions().v1().customResourceDefinitions().load(in).item();
@@ -80,7 +73,13 @@ class ServiceMonitorIT {
                 Map.of(PallasNames.LABEL_NAME, "pallas", PallasNames.LABEL_INSTANCE, "fleet")))
         .containsEntry("namespaceSelector", Map.of("matchNames", List.of(ns)))
         .containsEntry(
-            "endpoints", List.of(Map.of("port", "http", "path", "/metrics", "interval", "15s")));
+            "endpoints", List.of(Map.of("port", "http", "path", "/metrics", "interval", "15s")))
+        .containsEntry(
+            "targetLabels",
+            List.of(
+                "app.kubernetes.io/name",
+                "app.kubernetes.io/instance",
+                "app.kubernetes.io/component"));
     awaitCondition(d, "Degraded", "AsExpected");
 
     Fixtures.replaceSpec(d, spec.replace("enabled: true", "enabled: false"));

@@ -43,8 +43,15 @@ class StartOrderIT {
                 - {name: back}
             """);
     awaitAndMarkAvailable(d, "back");
-    Condition progressing = awaitCondition(d, "Progressing", "WaitingForDependencies");
-    assertThat(progressing.getMessage()).isEqualTo("front waits for middle");
+    // the status written before back became available also says WaitingForDependencies (with
+    // "middle waits for back"): wait for the one written after it
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> {
+          Condition progressing = Fixtures.condition(d, "Progressing").orElseThrow();
+          assertThat(progressing.getReason()).isEqualTo("WaitingForDependencies");
+          assertThat(progressing.getMessage()).isEqualTo("front waits for middle");
+        });
     assertThat(agentDeployment(d, "front")).isNull();
     assertThat(agentStatus(d, "front").waitingFor()).containsExactly("middle");
     assertThat(Fixtures.condition(d, "Ready").orElseThrow().getReason())
@@ -52,7 +59,9 @@ class StartOrderIT {
 
     Deployment middle = awaitAndMarkAvailable(d, "middle");
     awaitAndMarkAvailable(d, "front");
-    assertThat(agentStatus(d, "front").waitingFor()).isNull();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(agentStatus(d, "front").waitingFor()).isNull());
 
     // middle restarts: front keeps running
     Deployment now = K8S.resource(middle).get();

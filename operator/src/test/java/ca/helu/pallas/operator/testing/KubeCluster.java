@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One real kube-apiserver and etcd (fabric8 kube-api-test) for every integration test in this JVM,
  * with the PallasDeployment CRD from {@code crds/} installed. The binaries come from {@code
- * tools/kube-binaries.sh}, which {@code .ci/run} calls; nothing is downloaded. There is no
+ * tools/go-binaries.sh}, which {@code .ci/run} calls; nothing is downloaded. There is no
  * controller-manager or kubelet: Deployments get no status unless a test writes one.
  */
 public final class KubeCluster {
@@ -37,11 +37,15 @@ public final class KubeCluster {
   private final KubernetesClient client;
 
   private KubeCluster() {
+    this(true);
+  }
+
+  private KubeCluster(boolean installCrd) {
     Path binaries = binaries();
     if (System.getenv("KUBE_API_TEST_DIR") == null
         && !Files.isExecutable(binaries.resolve("kube-apiserver"))) {
       throw new IllegalStateException(
-          "no kube-apiserver in " + binaries + ": run tools/kube-binaries.sh (.ci/run does)");
+          "no kube-apiserver in " + binaries + ": run tools/go-binaries.sh (.ci/run does)");
     }
     server =
         new KubeAPIServer(
@@ -55,6 +59,9 @@ public final class KubeCluster {
         new KubernetesClientBuilder()
             .withConfig(Config.fromKubeconfig(server.getKubeConfigYaml()))
             .build();
+    if (!installCrd) {
+      return;
+    }
     try {
       CustomResourceDefinition crd =
           client
@@ -83,6 +90,16 @@ public final class KubeCluster {
             java.util.concurrent.TimeUnit.SECONDS);
   }
 
+  /** A cluster of its own, for a test that must see nothing else (stop it with {@link #stop}). */
+  public static KubeCluster dedicated() {
+    return new KubeCluster(true);
+  }
+
+  /** A cluster of its own without the PallasDeployment CRD (a test installs it, as users do). */
+  public static KubeCluster withoutCrd() {
+    return new KubeCluster(false);
+  }
+
   public static synchronized KubeCluster shared() {
     if (shared == null) {
       shared = new KubeCluster();
@@ -97,6 +114,33 @@ public final class KubeCluster {
 
   public String kubeconfig() {
     return server.getKubeConfigYaml();
+  }
+
+  /**
+   * A kubeconfig holding its certificates inline, readable where the files it would otherwise point
+   * at are not (inside an image's root filesystem).
+   */
+  public String selfContainedKubeconfig() throws IOException {
+    Config c = client.getConfiguration();
+    return """
+    apiVersion: v1
+    kind: Config
+    clusters: [{name: test, cluster: {server: "%s", certificate-authority-data: %s}}]
+    users: [{name: test, user: {client-certificate-data: %s, client-key-data: %s}}]
+    contexts: [{name: test, context: {cluster: test, user: test}}]
+    current-context: test
+    """
+        .formatted(
+            c.getMasterUrl(),
+            inline(c.getCaCertData(), c.getCaCertFile()),
+            inline(c.getClientCertData(), c.getClientCertFile()),
+            inline(c.getClientKeyData(), c.getClientKeyFile()));
+  }
+
+  private static String inline(String data, String file) throws IOException {
+    return data != null
+        ? data
+        : java.util.Base64.getEncoder().encodeToString(Files.readAllBytes(Path.of(file)));
   }
 
   /** Runs the real kubectl against this API server and returns what it printed. */
@@ -139,6 +183,24 @@ public final class KubeCluster {
     return namespace(prefix, Map.of());
   }
 
+  /** Waits for the operator to create Deployment {@code name} in {@code ns}. */
+  public Deployment awaitDeployment(String ns, String name) {
+    return org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(60))
+        .until(
+            () -> client.apps().deployments().inNamespace(ns).withName(name).get(), d -> d != null);
+  }
+
+  /** The Prometheus Operator's ServiceMonitor CRD, from its module (tools/go-binaries.sh). */
+  public static final Path SERVICE_MONITOR_CRD =
+      Path.of(
+          System.getenv()
+              .getOrDefault("PALLAS_CACHE", System.getProperty("user.home") + "/.cache/pallas"),
+          "prometheus-operator",
+          "v0.85.0",
+          "crds",
+          "monitoring.coreos.com_servicemonitors.yaml");
+
   /** Writes the status a Deployment controller would once every pod is ready. */
   public void markAvailable(Deployment d) {
     int replicas = d.getSpec().getReplicas() == null ? 1 : d.getSpec().getReplicas();
@@ -162,7 +224,7 @@ public final class KubeCluster {
     client.resource(current).updateStatus();
   }
 
-  private void stop() {
+  public void stop() {
     client.close();
     server.stop();
   }

@@ -25,14 +25,21 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A rendered pod run as a local process of the runtime jar: the container's args and env (Secret
- * keys read from their Secrets), its ConfigMap mounted as files under a directory, and the pod's
- * paths remapped there. Service names resolve through a hosts file given to the JVM.
+ * A rendered pod run as a local process: of the runtime jar (the container's args and env, Secret
+ * keys read from their Secrets, its ConfigMap as files under a directory and the pod's paths
+ * remapped there, Service names resolved through a hosts file given to the JVM), or of the runtime
+ * image with everything as rendered ({@link #startImage}).
  */
 public final class LocalPod implements AutoCloseable {
   public static final Path RUNTIME_JAR =
       Path.of("..", "agent-runtime", "target", "pallas-agent-runtime.jar");
   private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  /** Runs an image's entrypoint as a container runtime would (docs/images.md). */
+  public static final Path IMAGE_TOOL = Path.of("..", "images", "image.py").toAbsolutePath();
+
+  public static final Path RUNTIME_IMAGE =
+      Path.of("..", "agent-runtime", "target", "pallas-agent-runtime-image.tar").toAbsolutePath();
 
   private final Process process;
   private final Path log;
@@ -46,20 +53,12 @@ public final class LocalPod implements AutoCloseable {
       KubernetesClient k8s, Deployment deployment, Path root, Path hosts, Path kubeconfig)
       throws IOException {
     String ns = deployment.getMetadata().getNamespace();
-    var pod = deployment.getSpec().getTemplate().getSpec();
-    Container c = pod.getContainers().get(0);
+    Container c = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
     Files.createDirectories(root);
     // the ConfigMap volume, when mounted, becomes files under root + its mount path
     Path configDir = root.resolve(PallasNames.CONFIG_DIR.substring(1));
     Files.createDirectories(configDir);
-    k8s.configMaps()
-        .inNamespace(ns)
-        .withName(
-            PallasNames.configMap(
-                deployment.getMetadata().getLabels().get(PallasNames.LABEL_INSTANCE)))
-        .get()
-        .getData()
-        .forEach((k, v) -> write(configDir.resolve(k), v));
+    configMap(k8s, deployment).forEach((k, v) -> write(configDir.resolve(k), v));
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
     command.add("-jar");
@@ -71,9 +70,7 @@ public final class LocalPod implements AutoCloseable {
     ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile());
     Map<String, String> env = builder.environment();
     env.keySet().removeIf(k -> k.startsWith("PALLAS_") || k.equals("KUBECONFIG"));
-    for (EnvVar var : c.getEnv()) {
-      env.put(var.getName(), valueOf(k8s, ns, var));
-    }
+    env.putAll(environment(k8s, ns, c));
     env.put("JAVA_TOOL_OPTIONS", "-Xmx128m -Djdk.net.hosts.file=" + hosts.toAbsolutePath());
     if (kubeconfig != null) {
       env.put("KUBECONFIG", kubeconfig.toString());
@@ -81,6 +78,69 @@ public final class LocalPod implements AutoCloseable {
     Path log = root.resolve("out.log");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());
     return new LocalPod(builder.start(), log);
+  }
+
+  /**
+   * The rendered pod run from the runtime image as a kubelet runs it (images/image.py): the image's
+   * entrypoint with the container's args verbatim, its env, the ConfigMap mounted at its path,
+   * {@code hosts} as /etc/hosts and, when the pod mounts a ServiceAccount token, that token at the
+   * standard path with KUBERNETES_SERVICE_HOST/PORT pointing at the API server.
+   */
+  public static LocalPod startImage(
+      KubernetesClient k8s, Deployment deployment, Path image, Path root, Path hosts)
+      throws IOException {
+    String ns = deployment.getMetadata().getNamespace();
+    var pod = deployment.getSpec().getTemplate().getSpec();
+    Container c = pod.getContainers().get(0);
+    Files.createDirectories(root);
+    List<String> command =
+        new ArrayList<>(List.of("python3", IMAGE_TOOL.toString(), "run", image.toString()));
+    for (var entry : configMap(k8s, deployment).entrySet()) {
+      Path file = root.resolve(entry.getKey());
+      write(file, entry.getValue());
+      command.addAll(List.of("--file", file + ":" + PallasNames.CONFIG_DIR + "/" + entry.getKey()));
+    }
+    command.addAll(List.of("--file", hosts.toAbsolutePath() + ":/etc/hosts"));
+    Map<String, String> env = new java.util.TreeMap<>(environment(k8s, ns, c));
+    if (!Boolean.FALSE.equals(pod.getAutomountServiceAccountToken())) {
+      String account = pod.getServiceAccountName();
+      Config admin = k8s.getConfiguration();
+      Path token = root.resolve("token");
+      write(token, token(k8s, ns, account));
+      Path ca = root.resolve("ca.crt");
+      Files.write(ca, Base64.getDecoder().decode(caData(admin)));
+      String dir = "/var/run/secrets/kubernetes.io/serviceaccount/";
+      command.addAll(List.of("--file", token + ":" + dir + "token"));
+      command.addAll(List.of("--file", ca + ":" + dir + "ca.crt"));
+      URI api = URI.create(admin.getMasterUrl());
+      env.put("KUBERNETES_SERVICE_HOST", api.getHost());
+      env.put("KUBERNETES_SERVICE_PORT", Integer.toString(api.getPort()));
+    }
+    env.forEach((k, v) -> command.addAll(List.of("--env", k + "=" + v)));
+    command.add("--");
+    command.addAll(c.getArgs());
+    Path log = root.resolve("out.log");
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    return new LocalPod(builder.start(), log);
+  }
+
+  private static Map<String, String> configMap(KubernetesClient k8s, Deployment deployment) {
+    return k8s.configMaps()
+        .inNamespace(deployment.getMetadata().getNamespace())
+        .withName(
+            PallasNames.configMap(
+                deployment.getMetadata().getLabels().get(PallasNames.LABEL_INSTANCE)))
+        .get()
+        .getData();
+  }
+
+  private static Map<String, String> environment(KubernetesClient k8s, String ns, Container c) {
+    Map<String, String> env = new java.util.LinkedHashMap<>();
+    for (EnvVar var : c.getEnv()) {
+      env.put(var.getName(), valueOf(k8s, ns, var));
+    }
+    return env;
   }
 
   private static String valueOf(KubernetesClient k8s, String ns, EnvVar var) {
@@ -96,24 +156,7 @@ public final class LocalPod implements AutoCloseable {
   /** A kubeconfig holding a fresh token of ServiceAccount {@code name}, as its pod would have. */
   public static Path serviceAccountKubeconfig(KubernetesClient k8s, String ns, String name)
       throws IOException {
-    String token =
-        k8s.serviceAccounts()
-            .inNamespace(ns)
-            .withName(name)
-            .tokenRequest(
-                new TokenRequestBuilder()
-                    .withNewSpec()
-                    .withExpirationSeconds(3600L)
-                    .endSpec()
-                    .build())
-            .getStatus()
-            .getToken();
     Config admin = k8s.getConfiguration();
-    String ca =
-        admin.getCaCertData() != null
-            ? admin.getCaCertData()
-            : Base64.getEncoder()
-                .encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile())));
     Path file = Files.createTempFile("kubeconfig-" + name, ".yaml");
     Files.writeString(
         file,
@@ -125,8 +168,25 @@ public final class LocalPod implements AutoCloseable {
         contexts: [{name: test, context: {cluster: test, user: %s, namespace: %s}}]
         current-context: test
         """
-            .formatted(admin.getMasterUrl(), ca, name, token, name, ns));
+            .formatted(admin.getMasterUrl(), caData(admin), name, token(k8s, ns, name), name, ns));
     return file;
+  }
+
+  private static String token(KubernetesClient k8s, String ns, String account) {
+    return k8s.serviceAccounts()
+        .inNamespace(ns)
+        .withName(account)
+        .tokenRequest(
+            new TokenRequestBuilder().withNewSpec().withExpirationSeconds(3600L).endSpec().build())
+        .getStatus()
+        .getToken();
+  }
+
+  /** The API server's CA certificate, base64. */
+  private static String caData(Config admin) throws IOException {
+    return admin.getCaCertData() != null
+        ? admin.getCaCertData()
+        : Base64.getEncoder().encodeToString(Files.readAllBytes(Path.of(admin.getCaCertFile())));
   }
 
   public static int[] freePorts(int n) throws IOException {

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds Kubernetes binaries from the Go module proxy (no binary can be downloaded on the machines
-# this project runs on; see docs/development.md) and caches them by version.
+# Builds the binaries the tests need from the Go module proxy (no binary can be downloaded on the
+# machines this project runs on; see docs/development.md) and caches them by version.
 #
-#   tools/kube-binaries.sh [COMPONENT...]     default: kube-apiserver kubectl etcd prometheus-crds
+#   tools/go-binaries.sh [COMPONENT...]
+#       default: kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool
 #
 # COMPONENT is any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubectl, kubelet, kube-proxy,
-# kube-controller-manager, kube-scheduler), etcd, or prometheus-crds (the Prometheus Operator's
-# CRDs, from its module, into $PALLAS_CACHE/prometheus-operator/<version>/crds). Stripped binaries land in
+# kube-controller-manager, kube-scheduler), etcd, helm, promtool, or prometheus-crds (the
+# Prometheus Operator's CRDs, from its module, into $PALLAS_CACHE/prometheus-operator/<version>/crds).
+# Binaries land in $PALLAS_CACHE/kube/<kubernetes version>/bin (helm and promtool carry their own
+# version in their cache key: bin/helm-<version>, linked as bin/helm). Stripped binaries land in
 # $PALLAS_CACHE/kube/<version>/bin (default ~/.cache/pallas); what is there already is reused.
 # Afterwards kube-api-test's cache layout (~/.kubeapitest/k8s/<version>-linux-amd64) is filled so
 # the operator's integration tests find a real kube-apiserver, etcd and kubectl without a download.
@@ -15,14 +18,16 @@ set -euo pipefail
 KUBE_VERSION=${KUBE_VERSION:-v1.35.4}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
 PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.315.0}
 CACHE=${PALLAS_CACHE:-$HOME/.cache/pallas}
 BIN=$CACHE/kube/$KUBE_VERSION/bin
 API_TEST_DIR=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION#v}-linux-amd64
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl etcd prometheus-crds)
+[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool)
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
-command -v go >/dev/null || { echo "kube-binaries: Go is required (/usr/local/go or Debian's golang-go)" >&2; exit 1; }
+command -v go >/dev/null || { echo "go-binaries: Go is required (/usr/local/go or Debian's golang-go)" >&2; exit 1; }
 mkdir -p "$BIN"
 export GOFLAGS=-mod=mod
 # Kubernetes 1.35 needs Go >= 1.25; an older go fetches that toolchain from the module proxy
@@ -77,6 +82,24 @@ build_etcd() {
   mv "$BIN/etcd.tmp" "$BIN/etcd"
 }
 
+# A command of another module, built in a throwaway module and kept under its own version.
+build_tool() { # name module version package
+  local name=$1 module=$2 version=$3 package=$4 dir=$CACHE/tools/$1-$3
+  if [ ! -x "$BIN/$name-$version" ]; then
+    mkdir -p "$dir"
+    (
+      cd "$dir"
+      [ -f go.mod ] || printf 'module pallas.local/%sbuild\n\ngo 1.25.0\n' "$name" >go.mod
+      printf 'package %sbuild\n\nimport _ "%s"\n' "$name" "$package" >tools.go
+      go get "$module@$version" >/dev/null 2>&1
+      go mod tidy >/dev/null
+      go build -trimpath -ldflags "-s -w" -o "$BIN/$name-$version.tmp" "$package"
+    )
+    mv "$BIN/$name-$version.tmp" "$BIN/$name-$version"
+  fi
+  ln -sf "$name-$version" "$BIN/$name"
+}
+
 prometheus_crds() {
   local out=$CACHE/prometheus-operator/$PROMETHEUS_OPERATOR_VERSION/crds dir
   [ -f "$out/monitoring.coreos.com_servicemonitors.yaml" ] && return
@@ -85,21 +108,30 @@ prometheus_crds() {
   mkdir -p "$out"
   cp "$dir"/example/prometheus-operator-crd/monitoring.coreos.com_*.yaml "$out/"
   chmod u+w "$out"/*.yaml
-  echo "kube-binaries: Prometheus Operator $PROMETHEUS_OPERATOR_VERSION CRDs in $out"
+  echo "go-binaries: Prometheus Operator $PROMETHEUS_OPERATOR_VERSION CRDs in $out"
 }
 
 for c in "${components[@]}"; do
-  if [ "$c" = prometheus-crds ]; then
-    prometheus_crds
-    continue
-  fi
+  start=$SECONDS
+  case "$c" in
+    prometheus-crds) prometheus_crds; continue ;;
+    helm) build_tool helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
+    promtool)
+      build_tool promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
+        github.com/prometheus/prometheus/cmd/promtool ;;
+  esac
+  case "$c" in
+    helm | promtool)
+      [ $((SECONDS - start)) -lt 2 ] || echo "go-binaries: $c built in $((SECONDS - start)) s"
+      continue ;;
+  esac
   if [ -x "$BIN/$c" ]; then
     continue
   fi
   start=$SECONDS
-  echo "kube-binaries: building $c ($( [ "$c" = etcd ] && echo "$ETCD_VERSION" || echo "$KUBE_VERSION"))"
+  echo "go-binaries: building $c ($( [ "$c" = etcd ] && echo "$ETCD_VERSION" || echo "$KUBE_VERSION"))"
   if [ "$c" = etcd ]; then build_etcd; else build_kube "$c"; fi
-  echo "kube-binaries: $c built in $((SECONDS - start)) s"
+  echo "go-binaries: $c built in $((SECONDS - start)) s"
 done
 
 # kube-api-test starts etcd and kube-apiserver listening on 0.0.0.0; these wrappers keep both on

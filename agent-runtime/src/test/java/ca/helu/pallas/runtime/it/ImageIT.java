@@ -1,0 +1,166 @@
+package ca.helu.pallas.runtime.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.runtime.testing.RawMcp;
+import ca.helu.pallas.runtime.testing.RunningFleet;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent-runtime image this build writes (docs/images.md): its config, and its own entrypoint
+ * run the way a container runtime runs it (images/image.py: the layers as root filesystem, the
+ * image's user and environment, private mount and PID namespaces), serving one agent of a manifest
+ * until {@code /readyz} answers, then draining on SIGTERM. Needs root, as a container runtime does.
+ */
+class ImageIT {
+  private static final Path IMAGE =
+      Path.of("target", "pallas-agent-runtime-image.tar").toAbsolutePath();
+  static final Path IMAGE_TOOL = Path.of("..", "images", "image.py").toAbsolutePath();
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  static JsonNode config(Path image) throws Exception {
+    Process p =
+        new ProcessBuilder("python3", IMAGE_TOOL.toString(), "config", image.toString())
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    byte[] out = p.getInputStream().readAllBytes();
+    assertThat(p.waitFor()).as("image.py config %s", image).isZero();
+    return JSON.readTree(out).get("config");
+  }
+
+  @Test
+  void theImageConfigIsWhatThePodsExpect() throws Exception {
+    JsonNode config = config(IMAGE);
+    assertThat(config.get("User").asText()).isEqualTo("65532:65532");
+    assertThat(JSON.convertValue(config.get("Entrypoint"), List.class))
+        .startsWith("java", "-XX:AOTCache=/app/aot/pallas.aot")
+        .contains("-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-XX:-UsePerfData")
+        .endsWith("ca.helu.pallas.runtime.cli.Main");
+    // the operator renders only args (serve -f ... --agent NAME): no Cmd may prepend anything
+    assertThat(config.path("Cmd").isMissingNode() || config.get("Cmd").isNull()).isTrue();
+    assertThat(JSON.convertValue(config.get("Env"), List.class))
+        .contains("JAVA_HOME=/opt/java", "PATH=/opt/java/bin:/usr/bin:/bin");
+    assertThat(config.get("ExposedPorts").has("24200/tcp")).isTrue();
+    assertThat(config.get("Labels").get("org.opencontainers.image.title").asText())
+        .isEqualTo("pallas-agent-runtime");
+    assertThat(config.get("Labels").has("org.opencontainers.image.version")).isTrue();
+    assertThat(config.get("WorkingDir").asText()).isEqualTo("/home/nonroot");
+  }
+
+  @Test
+  void theEntrypointServesAnAgentAsItsUserAndDrainsOnSigterm(@TempDir Path dir) throws Exception {
+    Path manifest = dir.resolve("deployment.yaml");
+    Files.writeString(
+        manifest,
+        RunningFleet.withFreePorts(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: image}
+            spec:
+              registry: {port: ${port:registry}}
+              defaultModel: passthrough
+              agents:
+                - {name: helper, port: ${port:helper}}
+            """));
+    var helperPort =
+        java.util.regex.Pattern.compile("name: helper, port: (\\d+)")
+            .matcher(Files.readString(manifest));
+    assertThat(helperPort.find()).isTrue();
+    int port = Integer.parseInt(helperPort.group(1));
+    Path log = dir.resolve("pod.log");
+    Process pod =
+        new ProcessBuilder(
+                "python3",
+                IMAGE_TOOL.toString(),
+                "run",
+                IMAGE.toString(),
+                "--file",
+                manifest + ":/etc/pallas/deployment.yaml",
+                // the JVM exits rather than start without the image's AOT cache
+                "--env",
+                "JAVA_TOOL_OPTIONS=-XX:AOTMode=on",
+                "--",
+                "serve",
+                "-f",
+                "/etc/pallas/deployment.yaml",
+                "--agent",
+                "helper")
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .failFast("the image's process exited", () -> !pod.isAlive())
+          .until(() -> status("http://127.0.0.1:" + port + "/readyz") == 200);
+      JsonNode health =
+          JSON.readTree(
+              RawMcp.text(
+                  RawMcp.open("http://127.0.0.1:" + port + "/mcp", null)
+                      .callTool("get_health", Map.of())));
+      assertThat(health.get("status").asText()).isEqualTo("ok");
+
+      // the JVM runs as the image's non-root user
+      ProcessHandle java =
+          pod.descendants()
+              .filter(p -> comm(p).equals("java"))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError("no java process under " + pod.pid()));
+      assertThat(Files.readAllLines(Path.of("/proc", Long.toString(java.pid()), "status")))
+          .anySatisfy(line -> assertThat(line).matches("Uid:\\s+65532\\s+65532\\s+65532\\s+65532"));
+      assertThat(
+              new String(
+                  Files.readAllBytes(Path.of("/proc", Long.toString(java.pid()), "cmdline")),
+                  StandardCharsets.UTF_8))
+          .contains("-XX:AOTCache=/app/aot/pallas.aot");
+    } finally {
+      pod.destroy(); // SIGTERM, forwarded to the entrypoint
+      assertThat(pod.waitFor(60, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+    }
+    // 128 + SIGTERM once the shutdown hooks (the drain) have run, as for `java -jar`
+    assertThat(pod.exitValue()).as(Files.readString(log)).isEqualTo(143);
+    assertThat(Files.readString(log))
+        .contains("shutting down: draining calls in progress")
+        .doesNotContain("sun.misc.Unsafe");
+  }
+
+  private static String comm(ProcessHandle p) {
+    try {
+      return Files.readString(Path.of("/proc", Long.toString(p.pid()), "comm")).strip();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static int status(String url) {
+    try {
+      return HTTP.send(
+              HttpRequest.newBuilder(URI.create(url)).build(),
+              HttpResponse.BodyHandlers.discarding())
+          .statusCode();
+    } catch (IOException e) {
+      return -1;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return -1;
+    }
+  }
+}

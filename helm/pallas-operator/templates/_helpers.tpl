@@ -1,0 +1,72 @@
+{{/* The name of the release's objects. */}}
+{{- define "pallas.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "pallas.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "pallas.labels" -}}
+{{ include "pallas.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: pallas
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "pallas.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "pallas.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* registry/repository:tag or registry/repository@digest; call with (list image .Chart) */}}
+{{- define "pallas.image" -}}
+{{- $image := index . 0 -}}
+{{- $chart := index . 1 -}}
+{{- $repository := $image.repository -}}
+{{- if $image.registry -}}
+{{- $repository = printf "%s/%s" $image.registry $image.repository -}}
+{{- end -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $repository $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $repository (default $chart.AppVersion $image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+What the operator reads and writes in the namespaces it watches (docs/operator.md). It holds
+get/list/watch on ConfigMaps because it grants exactly that to each registry's Role.
+*/}}
+{{- define "pallas.operatorRules" -}}
+- apiGroups: [pallas.helu.ca]
+  resources: [pallasdeployments]
+  verbs: [get, list, watch]
+- apiGroups: [pallas.helu.ca]
+  resources: [pallasdeployments/status]
+  verbs: [get, patch, update]
+- apiGroups: [""]
+  resources: [configmaps, secrets, services, serviceaccounts]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [monitoring.coreos.com]
+  resources: [servicemonitors]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+{{- end -}}

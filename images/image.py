@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Reads and runs the docker-archive images this build makes, without a Docker engine
+(docs/images.md). A run is what a container runtime does for a pod: the image's layers unpacked
+into a root filesystem, the image's entrypoint, user, environment and working directory, a
+private mount and PID namespace with /proc and /dev, and the host's network (loopback only).
+
+    images/image.py config IMAGE.tar
+        prints the image's config (JSON)
+    images/image.py run IMAGE.tar [--file SRC:DEST]... [--env NAME=VALUE]... -- ARG...
+        runs the entrypoint with ARGs until it exits or this process gets SIGTERM/SIGINT
+    images/image.py startup IMAGE.tar --manifest FILE --port PORT [--agent NAME] [--runs N]
+                    [--env NAME=VALUE]...
+        starts `serve -f FILE [--agent NAME]` N times and prints the seconds from the command line
+        to /readyz answering 200 (median, min, max; JSON)
+
+Running needs root (chroot and mount namespaces), as a container runtime does.
+"""
+import argparse
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.request
+
+
+def read_archive(path):
+    """(manifest, config, [layer bytes]) of a docker-archive tarball."""
+    with tarfile.open(path) as tar:
+        manifest = json.load(tar.extractfile("manifest.json"))[0]
+        config = json.load(tar.extractfile(manifest["Config"]))
+        layers = [tar.extractfile(name).read() for name in manifest["Layers"]]
+    return manifest, config, layers
+
+
+def unpack(layers, root):
+    """Applies the layers in order, whiteouts included."""
+    for data in layers:
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for member in tar.getmembers():
+                name = os.path.basename(member.name)
+                if name.startswith(".wh."):
+                    target = os.path.join(root, os.path.dirname(member.name), name[4:])
+                    shutil.rmtree(target, ignore_errors=True)
+            tar.extractall(root, filter="tar")
+
+
+def free_port():
+    """A free port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def can_run():
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+def start(root, config, args, extra_env=None, output=None):
+    """The image's entrypoint with args, as its user, in its root filesystem (a new session:
+    signal the process group to stop it); output=subprocess.PIPE captures what it prints."""
+    c = config["config"]
+    env = dict(e.split("=", 1) for e in c.get("Env", []))
+    env.update(extra_env or {})
+    uid, _, gid = (c.get("User") or "0").partition(":")
+    workdir = c.get("WorkingDir") or "/"
+    for d in ("proc", "dev"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    command = list(c.get("Entrypoint") or []) + list(args)
+    mount, unshare = shutil.which("mount"), shutil.which("unshare")
+    script = (
+        f'{mount} -t proc proc "{root}/proc" && {mount} --rbind /dev "{root}/dev" && '
+        f'exec {unshare} --root="{root}" --wd="{workdir}" --setgid={gid or uid} --setuid={uid} -- '
+        + " ".join("'" + a.replace("'", "'\\''") + "'" for a in command)
+    )
+    # the image's environment exactly (host commands are named by their full paths)
+    return subprocess.Popen(
+        [unshare, "--mount", "--pid", "--fork", "--kill-child=SIGTERM",
+         shutil.which("sh"), "-c", script],
+        env=env, stdout=output, stderr=subprocess.STDOUT if output else None,
+        start_new_session=True)
+
+
+def stop(process, timeout=60):
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    return process.wait(timeout=timeout)
+
+
+def ready(url, deadline):
+    """Seconds until url answers 200, polling every 5 ms; None at the deadline."""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.005)
+    return False
+
+
+def rootfs(image, files):
+    """A temporary directory holding the image's root filesystem and the given files."""
+    work = tempfile.mkdtemp(prefix="pallas-image-")
+    root = os.path.join(work, "root")
+    os.makedirs(root)
+    unpack(read_archive(image)[2], root)
+    for spec in files:
+        source, dest = spec.split(":", 1)
+        target = os.path.join(root, dest.lstrip("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(source, target)
+        os.chmod(target, 0o644)
+    return work, root
+
+
+def env_pairs(values):
+    return dict(v.split("=", 1) for v in values or [])
+
+
+def command_run(args):
+    config = read_archive(args.image)[1]
+    work, root = rootfs(args.image, args.file or [])
+    process = start(root, config, args.args, env_pairs(args.env))
+
+    def forward(signum, _frame):
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    try:
+        code = process.wait()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(code)
+
+
+def command_startup(args):
+    config = read_archive(args.image)[1]
+    work, root = rootfs(args.image, [f"{args.manifest}:/tmp/startup/deployment.yaml"])
+    times = []
+    try:
+        for _ in range(args.runs):
+            began = time.monotonic()
+            command = ["serve", "-f", "/tmp/startup/deployment.yaml"]
+            command += ["--agent", args.agent] if args.agent else []
+            process = start(root, config, command, env_pairs(args.env), subprocess.DEVNULL)
+            ok = ready(f"http://127.0.0.1:{args.port}/readyz", began + 60)
+            elapsed = time.monotonic() - began
+            stop(process)
+            if not ok:
+                sys.exit("startup: no /readyz within 60 s")
+            times.append(elapsed)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps({"runs": len(times), "median": statistics.median(times),
+                      "min": min(times), "max": max(times)}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    config = commands.add_parser("config")
+    config.add_argument("image")
+    run = commands.add_parser("run")
+    run.add_argument("image")
+    run.add_argument("--file", action="append", help="SRC:DEST copied into the root filesystem")
+    run.add_argument("--env", action="append", help="NAME=VALUE added to the image's environment")
+    startup = commands.add_parser("startup")
+    startup.add_argument("image")
+    startup.add_argument("--manifest", required=True)
+    startup.add_argument("--port", type=int, required=True, help="a port /readyz answers on")
+    startup.add_argument("--runs", type=int, default=5)
+    startup.add_argument("--agent", help="serve only this agent, as its pod does")
+    startup.add_argument("--env", action="append")
+    # everything after "--" is the entrypoint's (argparse mishandles "--" after a subcommand)
+    argv = sys.argv[1:]
+    rest = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.args = rest
+    if args.command == "config":
+        print(json.dumps(read_archive(args.image)[1], indent=2))
+        return
+    if not can_run():
+        sys.exit(f"{args.command}: needs root and unshare (chroot, mount namespaces)")
+    command_run(args) if args.command == "run" else command_startup(args)
+
+
+if __name__ == "__main__":
+    main()

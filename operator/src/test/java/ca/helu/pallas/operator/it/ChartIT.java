@@ -1,0 +1,325 @@
+package ca.helu.pallas.operator.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ca.helu.pallas.operator.OperatorConfig;
+import ca.helu.pallas.operator.testing.Helm;
+import ca.helu.pallas.operator.testing.Helm.Rendered;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The chart through the real helm: lint, the default install and each documented variant
+ * (docs/install.md) rendered and checked object by object, and values.schema.json refusing what it
+ * should.
+ */
+class ChartIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String FULLNAME = "pallas-pallas-operator";
+  private static final Path CRD_FILE =
+      Path.of("..", "crds", "pallasdeployments.pallas.helu.ca-v1.yml");
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "",
+        "watchNamespaces={ai,research}",
+        "metrics.serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true",
+        "crds.install=false,rbac.aggregateToDefaultRoles=false,resourceSelector=operator=canary",
+        "leaderElection.enabled=false,replicaCount=1,logLevel=DEBUG"
+      })
+  void lintsStrictly(String set) throws Exception {
+    List<String> args = new ArrayList<>(List.of("lint", "--strict", Helm.CHART.toString()));
+    args.addAll(List.of("--kube-version", ca.helu.pallas.operator.testing.KubeCluster.VERSION));
+    if (!set.isEmpty()) {
+      args.addAll(List.of("--set", set));
+    }
+    Helm.Result r = Helm.run(args);
+    assertThat(r.exitCode()).as(r.output()).isZero();
+    assertThat(r.output()).contains("1 chart(s) linted, 0 chart(s) failed");
+  }
+
+  @Test
+  void theDefaultInstallIsRestrictedAndNamesTheImagesOfItsAppVersion() throws Exception {
+    Rendered chart = Helm.template();
+    JsonNode pod = chart.get("Deployment", FULLNAME).at("/spec/template/spec");
+    assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+    assertThat(pod.at("/securityContext/seccompProfile/type").asText()).isEqualTo("RuntimeDefault");
+    assertThat(pod.at("/serviceAccountName").asText()).isEqualTo(FULLNAME);
+    JsonNode container = pod.at("/containers/0");
+    assertThat(container.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
+    assertThat(container.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+    assertThat(container.at("/securityContext/capabilities/drop").toString())
+        .isEqualTo("[\"ALL\"]");
+    assertThat(container.at("/livenessProbe/httpGet/path").asText()).isEqualTo("/livez");
+    assertThat(container.at("/readinessProbe/httpGet/path").asText()).isEqualTo("/readyz");
+    assertThat(container.at("/ports/0/containerPort").asInt()).isEqualTo(8080);
+    assertThat(container.at("/resources/limits/memory").asText()).isEqualTo("512Mi");
+
+    // the images this build makes: the chart's appVersion is the images' tag
+    String tag = imageTag();
+    assertThat(container.get("image").asText()).isEqualTo("pallas-operator:" + tag);
+    Map<String, String> env = env(container);
+    assertThat(env)
+        .containsEntry("PALLAS_RUNTIME_IMAGE", "pallas-agent-runtime:" + tag)
+        .containsEntry("PALLAS_WATCH_NAMESPACES", "")
+        .containsEntry("PALLAS_LEADER_ELECTION", "true")
+        .containsEntry("PALLAS_HTTP_PORT", "8080");
+    assertThat(OperatorConfig.DEFAULT_RUNTIME_IMAGE).isEqualTo("pallas-agent-runtime:" + tag);
+    assertThat(YAML.readTree(Helm.CHART.resolve("Chart.yaml").toFile()).get("appVersion").asText())
+        .isEqualTo(tag);
+
+    // labels every object carries
+    for (JsonNode object : chart.objects()) {
+      assertThat(object.at("/metadata/labels/app.kubernetes.io~1part-of").asText())
+          .as("%s %s", object.get("kind"), object.at("/metadata/name"))
+          .isEqualTo("pallas");
+    }
+    assertThat(chart.get("Service", FULLNAME + "-metrics").at("/spec/ports/0/name").asText())
+        .isEqualTo("http");
+
+    // nothing that needs the Prometheus Operator or Grafana unless asked for
+    assertThat(chart.ofKind("ServiceMonitor")).isEmpty();
+    assertThat(chart.ofKind("PrometheusRule")).isEmpty();
+    assertThat(chart.ofKind("ConfigMap")).isEmpty();
+  }
+
+  @Test
+  void rbacIsAClusterRoleByDefaultAndRolesPerNamespaceWhenWatchNamespacesIsSet() throws Exception {
+    Rendered all = Helm.template();
+    JsonNode clusterRole = all.get("ClusterRole", FULLNAME);
+    assertThat(rules(clusterRole))
+        .containsEntry("pallas.helu.ca/pallasdeployments", Set.of("get", "list", "watch"))
+        .containsEntry("pallas.helu.ca/pallasdeployments/status", Set.of("get", "patch", "update"))
+        .containsEntry("/events", Set.of("create", "patch"))
+        .containsEntry("apps/deployments", WRITE)
+        .containsEntry("/configmaps", WRITE)
+        .containsEntry("/secrets", WRITE)
+        .containsEntry("/services", WRITE)
+        .containsEntry("/serviceaccounts", WRITE)
+        .containsEntry("rbac.authorization.k8s.io/roles", WRITE)
+        .containsEntry("rbac.authorization.k8s.io/rolebindings", WRITE)
+        .containsEntry("monitoring.coreos.com/servicemonitors", WRITE)
+        .hasSize(11);
+    assertThat(clusterRole.toString()).doesNotContain("\"*\"");
+    assertThat(all.get("ClusterRoleBinding", FULLNAME).at("/subjects/0/namespace").asText())
+        .isEqualTo(Helm.NAMESPACE);
+    JsonNode crds = all.get("ClusterRole", FULLNAME + "-crds");
+    assertThat(crds.at("/rules/0/resourceNames").toString())
+        .isEqualTo("[\"servicemonitors.monitoring.coreos.com\"]");
+    JsonNode lease = all.get("Role", FULLNAME + "-leader-election");
+    assertThat(lease.at("/metadata/namespace").asText()).isEqualTo(Helm.NAMESPACE);
+    assertThat(lease.at("/rules/1/resourceNames").toString()).isEqualTo("[\"pallas-operator\"]");
+    assertThat(lease.at("/rules/0/verbs").toString()).isEqualTo("[\"create\"]");
+
+    Rendered some = Helm.template("--set", "watchNamespaces={ai,research}");
+    assertThat(some.ofKind("ClusterRole").stream().map(r -> r.at("/metadata/name").asText()))
+        .doesNotContain(FULLNAME);
+    for (String ns : List.of("ai", "research")) {
+      JsonNode role =
+          some.ofKind("Role").stream()
+              .filter(r -> r.at("/metadata/namespace").asText().equals(ns))
+              .findFirst()
+              .orElseThrow();
+      assertThat(rules(role)).isEqualTo(rules(clusterRole));
+    }
+    assertThat(some.ofKind("RoleBinding")).hasSize(3); // two namespaces and the Lease
+    assertThat(env(some.get("Deployment", FULLNAME).at("/spec/template/spec/containers/0")))
+        .containsEntry("PALLAS_WATCH_NAMESPACES", "ai,research");
+  }
+
+  @Test
+  void usersGetPallasDeploymentsThroughTheDefaultRoles() throws Exception {
+    Rendered chart = Helm.template();
+    assertThat(
+            chart
+                .get("ClusterRole", "pallas-view")
+                .at("/metadata/labels")
+                .get("rbac.authorization.k8s.io/aggregate-to-view")
+                .asText())
+        .isEqualTo("true");
+    assertThat(rules(chart.get("ClusterRole", "pallas-view")).values())
+        .allSatisfy(verbs -> assertThat(verbs).containsExactlyInAnyOrder("get", "list", "watch"));
+    assertThat(rules(chart.get("ClusterRole", "pallas-edit")))
+        .containsEntry(
+            "pallas.helu.ca/pallasdeployments",
+            Set.of(
+                "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"));
+    assertThat(
+            chart
+                .get("ClusterRole", "pallas-admin")
+                .at("/metadata/labels")
+                .get("rbac.authorization.k8s.io/aggregate-to-admin")
+                .asText())
+        .isEqualTo("true");
+    assertThat(Helm.template("--set", "rbac.aggregateToDefaultRoles=false").ofKind("ClusterRole"))
+        .extracting(r -> r.at("/metadata/name").asText())
+        .containsExactlyInAnyOrder(FULLNAME, FULLNAME + "-crds");
+  }
+
+  @Test
+  void theCrdIsTheFileInCrdsKeptOnUninstallUnlessManagedElsewhere() throws Exception {
+    JsonNode rendered =
+        Helm.template().get("CustomResourceDefinition", "pallasdeployments.pallas.helu.ca");
+    JsonNode file = YAML.readTree(CRD_FILE.toFile());
+    // helm's YAML round trip writes 1.0 as 1: numbers compare by value
+    Comparator<JsonNode> byValue =
+        (a, b) ->
+            a.isNumber() && b.isNumber()
+                ? a.decimalValue().compareTo(b.decimalValue())
+                : a.equals(b) ? 0 : 1;
+    assertThat(rendered.get("spec").equals(byValue, file.get("spec")))
+        .as("the rendered CRD's spec is the one of %s", CRD_FILE)
+        .isTrue();
+    assertThat(rendered.at("/metadata/annotations/helm.sh~1resource-policy").asText())
+        .isEqualTo("keep");
+    assertThat(rendered.at("/metadata/labels/app.kubernetes.io~1part-of").asText())
+        .isEqualTo("pallas");
+    assertThat(Files.isSymbolicLink(Helm.CHART.resolve("files/" + CRD_FILE.getFileName())))
+        .as("the chart links the generated CRD instead of copying it")
+        .isTrue();
+
+    assertThat(
+            Helm.template("--set", "crds.keep=false")
+                .get("CustomResourceDefinition", "pallasdeployments.pallas.helu.ca")
+                .at("/metadata/annotations/helm.sh~1resource-policy")
+                .isMissingNode())
+        .isTrue();
+    assertThat(Helm.template("--set", "crds.install=false").ofKind("CustomResourceDefinition"))
+        .isEmpty();
+  }
+
+  @Test
+  void monitoringAssetsRenderWhenEnabled() throws Exception {
+    Rendered chart =
+        Helm.template(
+            "--set",
+            "metrics.serviceMonitor.enabled=true,prometheusRule.enabled=true,"
+                + "dashboards.enabled=true",
+            // --set keeps 0.25 a string, which the schema refuses; --set-json makes it a number
+            "--set-json",
+            "prometheusRule.errorRate=0.25");
+    JsonNode monitor = chart.get("ServiceMonitor", FULLNAME);
+    assertThat(monitor.at("/spec/endpoints/0/port").asText()).isEqualTo("http");
+    assertThat(monitor.at("/spec/selector/matchLabels"))
+        .isEqualTo(chart.get("Service", FULLNAME + "-metrics").at("/spec/selector"));
+
+    JsonNode rule = chart.get("PrometheusRule", FULLNAME);
+    List<String> alerts = new ArrayList<>();
+    rule.at("/spec/groups/0/rules").forEach(r -> alerts.add(r.get("alert").asText()));
+    assertThat(alerts)
+        .containsExactly(
+            "PallasTargetDown",
+            "PallasLLMProviderDown",
+            "PallasDownstreamUnreachable",
+            "PallasHighErrorRate",
+            "PallasSlowResponses",
+            "PallasTokenBudgetExceeded",
+            "PallasPodRestarting",
+            "PallasAgentUnhealthy");
+    assertThat(rule.toString()).doesNotContain("${").contains("> 0.25");
+    for (JsonNode r : rule.at("/spec/groups/0/rules")) {
+      assertThat(r.at("/annotations/runbook_url").asText())
+          .endsWith("docs/operations.md#" + r.get("alert").asText().toLowerCase());
+      assertThat(r.at("/annotations/summary").asText()).isNotBlank();
+      assertThat(r.at("/annotations/description").asText()).isNotBlank();
+    }
+
+    JsonNode dashboard = chart.ofKind("ConfigMap").get(0);
+    assertThat(dashboard.at("/metadata/labels/grafana_dashboard").asText()).isEqualTo("1");
+    JsonNode json = JSON.readTree(dashboard.at("/data/pallas-agents.json").asText());
+    assertThat(json.get("title").asText()).contains("Pallas");
+    assertThat(json.get("panels").size()).isGreaterThanOrEqualTo(11);
+  }
+
+  @Test
+  void imageReferencesTakeRegistryTagAndDigest() throws Exception {
+    String digest = "sha256:" + "ab".repeat(32);
+    JsonNode container =
+        Helm.template(
+                "--set",
+                "image.registry=registry.example:5000,image.digest=" + digest,
+                "--set",
+                "runtimeImage.registry=registry.example:5000,runtimeImage.tag=0.2.0-rc1,"
+                    + "runtimeImage.pullPolicy=Always,runtimeImage.pullSecrets={regcred}")
+            .get("Deployment", FULLNAME)
+            .at("/spec/template/spec/containers/0");
+    assertThat(container.get("image").asText())
+        .isEqualTo("registry.example:5000/pallas-operator@" + digest);
+    assertThat(env(container))
+        .containsEntry(
+            "PALLAS_RUNTIME_IMAGE", "registry.example:5000/pallas-agent-runtime:0.2.0-rc1")
+        .containsEntry("PALLAS_IMAGE_PULL_POLICY", "Always")
+        .containsEntry("PALLAS_IMAGE_PULL_SECRETS", "regcred");
+  }
+
+  @Test
+  void theSchemaRefusesAnUnknownKeyAndAWrongType() throws Exception {
+    Helm.Result typo = Helm.run(Helm.templateArgs("--set", "watchNamespace={ai}"));
+    assertThat(typo.exitCode()).isNotZero();
+    assertThat(typo.output())
+        .contains("values don't meet the specifications of the schema")
+        .contains("watchNamespace");
+    Helm.Result type = Helm.run(Helm.templateArgs("--set", "replicaCount=two"));
+    assertThat(type.exitCode()).isNotZero();
+    assertThat(type.output()).contains("replicaCount");
+    Helm.Result digest = Helm.run(Helm.templateArgs("--set", "image.digest=latest"));
+    assertThat(digest.exitCode()).isNotZero();
+    assertThat(digest.output()).contains("digest");
+  }
+
+  private static final YAMLMapper YAML = new YAMLMapper();
+  private static final Set<String> WRITE =
+      Set.of("get", "list", "watch", "create", "update", "patch", "delete");
+
+  /** apiGroup/resource -> verbs of a (Cluster)Role. */
+  static Map<String, Set<String>> rules(JsonNode role) {
+    Map<String, Set<String>> out = new java.util.TreeMap<>();
+    for (JsonNode rule : role.get("rules")) {
+      for (JsonNode group : rule.get("apiGroups")) {
+        for (JsonNode resource : rule.get("resources")) {
+          Set<String> verbs = new TreeSet<>();
+          rule.get("verbs").forEach(v -> verbs.add(v.asText()));
+          out.merge(
+              group.asText() + "/" + resource.asText(),
+              verbs,
+              (a, b) -> {
+                Set<String> both = new TreeSet<>(a);
+                both.addAll(b);
+                return both;
+              });
+        }
+      }
+    }
+    return out;
+  }
+
+  private static Map<String, String> env(JsonNode container) {
+    Map<String, String> env = new java.util.TreeMap<>();
+    container.get("env").forEach(e -> env.put(e.get("name").asText(), e.path("value").asText()));
+    return env;
+  }
+
+  /** The images' tag: pallas.image.tag in the parent pom. */
+  private static String imageTag() throws Exception {
+    Matcher m =
+        Pattern.compile("<pallas.image.tag>([^<]+)</pallas.image.tag>")
+            .matcher(Files.readString(Path.of("..", "pom.xml")));
+    assertThat(m.find()).isTrue();
+    return m.group(1);
+  }
+}

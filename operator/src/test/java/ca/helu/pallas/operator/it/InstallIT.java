@@ -1,0 +1,181 @@
+package ca.helu.pallas.operator.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.testing.ChartOperator;
+import ca.helu.pallas.operator.testing.GoBinaries;
+import ca.helu.pallas.operator.testing.KubeCluster;
+import ca.helu.pallas.operator.testing.LocalPod;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * README's "Run it on a cluster", command by command, on an API server of its own with nothing
+ * installed: the real helm installs the chart (CRD included), the real kubectl applies the quick
+ * start, the operator runs as the installed Deployment describes (its ServiceAccount's token, its
+ * env) and makes the fleet Ready, {@code kubectl get pallas} shows the registry URL, and README's
+ * curl reads the registry's server.json. No kubelet runs here, so the test plays it: it marks the
+ * Deployments available and runs the rendered pods as local processes, the registry on the port
+ * that README's {@code kubectl port-forward} would open.
+ */
+class InstallIT {
+  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+  @Test
+  void readmeClusterInstallWorksCommandByCommand(@TempDir Path dir) throws Exception {
+    List<String> commands = readmeBlock("## Run it on a cluster");
+    assertThat(commands).hasSize(3);
+    assertThat(commands.get(0)).startsWith("helm install ");
+    assertThat(commands.get(1)).startsWith("kubectl apply ");
+    String[] forwardAndCurl = commands.get(2).split(" & ");
+    assertThat(forwardAndCurl[0])
+        .startsWith("kubectl port-forward service/quickstart-registry 24200");
+    assertThat(forwardAndCurl[1]).startsWith("curl ");
+
+    KubeCluster cluster = KubeCluster.withoutCrd();
+    List<LocalPod> pods = new ArrayList<>();
+    try {
+      KubernetesClient admin = cluster.client();
+      Path kubeconfig = dir.resolve("kubeconfig");
+      Files.writeString(kubeconfig, cluster.selfContainedKubeconfig());
+
+      String installed = run(commands.get(0), kubeconfig);
+      // and NOTES.txt tells the next steps: README's
+      assertThat(installed)
+          .contains(
+              "STATUS: deployed", commands.get(1), "kubectl get pallas", "quickstart-registry");
+      Deployment operatorDeployment =
+          admin
+              .apps()
+              .deployments()
+              .inNamespace("pallas-system")
+              .withName("pallas-pallas-operator")
+              .get();
+      assertThat(operatorDeployment).isNotNull();
+      assertThat(
+              admin
+                  .apiextensions()
+                  .v1()
+                  .customResourceDefinitions()
+                  .withName("pallasdeployments.pallas.helu.ca")
+                  .get()
+                  .getMetadata()
+                  .getAnnotations())
+          .containsEntry("helm.sh/resource-policy", "keep");
+
+      assertThat(run(commands.get(1), kubeconfig))
+          .contains("pallasdeployment.pallas.helu.ca/quickstart created");
+
+      try (ChartOperator operator = new ChartOperator(admin, operatorDeployment)) {
+        PallasDeployment d =
+            admin
+                .resources(PallasDeployment.class)
+                .inNamespace("default")
+                .withName("quickstart")
+                .get();
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(
+            hosts,
+            "127.0.0.1 "
+                + PallasNames.agentServiceHost("quickstart", "default", "helper")
+                + " "
+                + PallasNames.agentServiceHost("quickstart", "default", "coordinator")
+                + "\n");
+        // what the Deployment controller and the kubelet would do, agent by agent (start order)
+        for (String agent : List.of("helper", "coordinator")) {
+          Deployment dep =
+              cluster.awaitDeployment("default", PallasNames.agentObject("quickstart", agent));
+          pods.add(LocalPod.start(admin, dep, dir.resolve(agent), hosts, null));
+          cluster.markAvailable(dep);
+        }
+        Deployment registry =
+            cluster.awaitDeployment("default", PallasNames.registryObject("quickstart"));
+        pods.add(
+            LocalPod.start(
+                admin,
+                registry,
+                dir.resolve("registry"),
+                hosts,
+                LocalPod.serviceAccountKubeconfig(
+                    admin, "default", PallasNames.registryObject("quickstart"))));
+        cluster.markAvailable(registry);
+
+        String url = "http://quickstart-registry.default.svc:24200/.well-known/mcp/server.json";
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .untilAsserted(() ->
+                assertThat(kubectl(kubeconfig, "get", "pallas"))
+                    .containsPattern("quickstart\\s+True\\s+2/2\\s+" + url.replace(".", "\\.")));
+        assertThat(operator.forbidden).isEmpty();
+        assertThat(admin.resource(d).get().getStatus().registryUrl()).isEqualTo(url);
+
+        // README's curl, once the registry answers where port-forward would listen
+        await()
+            .atMost(Duration.ofSeconds(90))
+            .until(() -> LocalPod.status("http://127.0.0.1:24200/readyz") == 200);
+        JsonNode servers =
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .until(
+                    () ->
+                        new ObjectMapper()
+                            .readTree(run(forwardAndCurl[1], kubeconfig))
+                            .get("servers"),
+                    s -> s != null && s.size() == 2);
+        assertThat(servers.findValuesAsText("url"))
+            .containsExactlyInAnyOrder(
+                "http://quickstart-helper.default.svc:24201/mcp",
+                "http://quickstart-coordinator.default.svc:24202/mcp");
+      }
+    } finally {
+      pods.forEach(LocalPod::close);
+      cluster.stop();
+    }
+  }
+
+  /** The lines of the first bash block after a README heading. */
+  static List<String> readmeBlock(String heading) throws Exception {
+    String readme = Files.readString(ROOT.resolve("README.md"));
+    String section = readme.substring(readme.indexOf(heading));
+    String block = section.substring(section.indexOf("```bash\n") + 8);
+    return block.substring(0, block.indexOf("```")).lines().filter(l -> !l.isBlank()).toList();
+  }
+
+  /** A README command, from the repository's root, with this cluster's kubeconfig. */
+  private static String run(String command, Path kubeconfig) throws Exception {
+    List<String> words = new ArrayList<>(List.of(command.split("\\s+")));
+    switch (words.get(0)) {
+      case "helm" -> words.set(0, GoBinaries.path("helm").toString());
+      case "kubectl" -> words.set(0, GoBinaries.path("kubectl").toString());
+      case "curl" -> {}
+      default -> throw new AssertionError("unexpected command in README: " + command);
+    }
+    ProcessBuilder builder = new ProcessBuilder(words).directory(ROOT.toFile());
+    builder.environment().put("KUBECONFIG", kubeconfig.toString());
+    Path home = Files.createTempDirectory("helm-home");
+    builder.environment().put("HELM_CONFIG_HOME", home.resolve("config").toString());
+    builder.environment().put("HELM_CACHE_HOME", home.resolve("cache").toString());
+    builder.environment().put("HELM_DATA_HOME", home.resolve("data").toString());
+    Process p = builder.redirectErrorStream(words.get(0).endsWith("helm")).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as("%s:%n%s", command, out).isZero();
+    return out;
+  }
+
+  private static String kubectl(Path kubeconfig, String... args) throws Exception {
+    return run("kubectl " + String.join(" ", args), kubeconfig);
+  }
+}
