@@ -4,12 +4,13 @@
 #
 #   tools/go-binaries.sh [COMPONENT...]
 #       default: kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool
+#                kube-scheduler kubelet kube-proxy coredns (the last four for e2e/cluster/cluster.sh)
 #
 # COMPONENT is any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubectl, kubelet, kube-proxy,
-# kube-controller-manager, kube-scheduler), etcd, helm, promtool, or prometheus-crds (the
+# kube-controller-manager, kube-scheduler), etcd, helm, promtool, coredns, or prometheus-crds (the
 # Prometheus Operator's CRDs, from its module, into $PALLAS_CACHE/prometheus-operator/<version>/crds).
 # Binaries land in $PALLAS_CACHE/kube/<kubernetes version>/bin (helm and promtool carry their own
-# version in their cache key: bin/helm-<version>, linked as bin/helm). Stripped binaries land in
+# version in their cache key: bin/helm-<version>, linked as bin/helm; so does coredns). Stripped binaries land in
 # $PALLAS_CACHE/kube/<version>/bin (default ~/.cache/pallas); what is there already is reused.
 # Afterwards kube-api-test's cache layout (~/.kubeapitest/k8s/<version>-linux-amd64) is filled so
 # the operator's integration tests find a real kube-apiserver, etcd and kubectl without a download.
@@ -20,11 +21,13 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
 PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.315.0}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.12.4}
 CACHE=${PALLAS_CACHE:-$HOME/.cache/pallas}
 BIN=$CACHE/kube/$KUBE_VERSION/bin
 API_TEST_DIR=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION#v}-linux-amd64
 components=("$@")
-[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool)
+[ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool
+  kube-scheduler kubelet kube-proxy coredns)
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "go-binaries: Go is required (/usr/local/go or Debian's golang-go)" >&2; exit 1; }
@@ -116,12 +119,13 @@ for c in "${components[@]}"; do
   case "$c" in
     prometheus-crds) prometheus_crds; continue ;;
     helm) build_tool helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
+    coredns) build_tool coredns github.com/coredns/coredns "$COREDNS_VERSION" github.com/coredns/coredns ;;
     promtool)
       build_tool promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
         github.com/prometheus/prometheus/cmd/promtool ;;
   esac
   case "$c" in
-    helm | promtool)
+    helm | promtool | coredns)
       [ $((SECONDS - start)) -lt 2 ] || echo "go-binaries: $c built in $((SECONDS - start)) s"
       continue ;;
   esac

@@ -9,6 +9,7 @@ import ca.helu.pallas.operator.testing.ChartOperator;
 import ca.helu.pallas.operator.testing.GoBinaries;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
+import ca.helu.pallas.operator.testing.Readme;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -36,7 +37,7 @@ class InstallIT {
 
   @Test
   void readmeClusterInstallWorksCommandByCommand(@TempDir Path dir) throws Exception {
-    List<String> commands = readmeBlock("## Run it on a cluster");
+    List<String> commands = Readme.block("## Run it on a cluster");
     assertThat(commands).hasSize(3);
     assertThat(commands.get(0)).startsWith("helm install ");
     assertThat(commands.get(1)).startsWith("kubectl apply ");
@@ -144,14 +145,6 @@ class InstallIT {
       pods.forEach(LocalPod::close);
       cluster.stop();
     }
-  }
-
-  /** The lines of the first bash block after a README heading. */
-  static List<String> readmeBlock(String heading) throws Exception {
-    String readme = Files.readString(ROOT.resolve("README.md"));
-    String section = readme.substring(readme.indexOf(heading));
-    String block = section.substring(section.indexOf("```bash\n") + 8);
-    return block.substring(0, block.indexOf("```")).lines().filter(l -> !l.isBlank()).toList();
   }
 
   /** A README command, from the repository's root, with this cluster's kubeconfig. */

@@ -7,14 +7,19 @@ import java.nio.file.Path;
 public final class GoBinaries {
   private GoBinaries() {}
 
-  public static Path path(String name) {
+  /** Where the binaries are, whether they are built yet or not. */
+  public static Path dir() {
     Path cache =
         Path.of(
             System.getenv()
                 .getOrDefault(
                     "PALLAS_CACHE",
                     Path.of(System.getProperty("user.home"), ".cache", "pallas").toString()));
-    Path binary = cache.resolve(Path.of("kube", "v" + KubeCluster.VERSION, "bin", name));
+    return cache.resolve(Path.of("kube", "v" + KubeCluster.VERSION, "bin"));
+  }
+
+  public static Path path(String name) {
+    Path binary = dir().resolve(name);
     if (!Files.isExecutable(binary)) {
       throw new IllegalStateException(
           "no " + name + " at " + binary + ": run tools/go-binaries.sh " + name);

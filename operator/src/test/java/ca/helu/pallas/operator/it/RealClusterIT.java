@@ -1,0 +1,174 @@
+package ca.helu.pallas.operator.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ca.helu.pallas.operator.testing.NodeCluster;
+import ca.helu.pallas.operator.testing.Readme;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * README's "Run it on a cluster", verbatim, on a real node (e2e/cluster/cluster.sh: a kubelet on
+ * containerd, kube-proxy and CoreDNS, the images this build made imported, no registry): helm
+ * installs the chart and the operator runs as its pod under the chart's ServiceAccount, kubectl
+ * applies the quick start into a namespace that enforces Pod Security "restricted", the fleet
+ * becomes Ready with real pods, README's port-forward and curl read the registry, and an MCP client
+ * on the host calls the coordinator agent through its Service, which calls the helper agent by its
+ * cluster DNS name. Afterwards `down` leaves the host as it found it.
+ */
+class RealClusterIT {
+  private static final Duration LONG = Duration.ofMinutes(6);
+  private static Path dir;
+  private static Map<String, String> hostBefore;
+  private static NodeCluster cluster;
+
+  @BeforeAll
+  static void up() throws Exception {
+    dir = Files.createTempDirectory("pallas-cluster");
+    hostBefore = HostState.read();
+    cluster = NodeCluster.up(dir);
+    System.out.printf("node Ready: cluster.sh up took %.1f s%n", cluster.upSeconds());
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (cluster == null) {
+      return;
+    }
+    cluster.down().ok();
+    assertThat(HostState.read()).isEqualTo(hostBefore);
+  }
+
+  @Test
+  void readmeInstallRunsTheQuickstartOnARealNode() throws Exception {
+    List<String> commands = Readme.block("## Run it on a cluster");
+    cluster.kubectl(
+        "label", "namespace", "default", "pod-security.kubernetes.io/enforce=restricted");
+
+    long start = System.nanoTime();
+    assertThat(cluster.sh(commands.get(0), LONG).ok()).contains("STATUS: deployed");
+    cluster.kubectl(
+        "rollout",
+        "status",
+        "deployment/pallas-pallas-operator",
+        "--namespace",
+        "pallas-system",
+        "--timeout=300s");
+    double helmToOperatorReady = seconds(start);
+
+    start = System.nanoTime();
+    assertThat(cluster.sh(commands.get(1), LONG).ok())
+        .contains("pallasdeployment.pallas.helu.ca/quickstart created");
+    cluster.kubectl("wait", "pallas/quickstart", "--for=condition=Ready", "--timeout=300s");
+    double applyToReady = seconds(start);
+    System.out.printf(
+        "helm install to operator ready %.1f s; kubectl apply to Ready=True %.1f s%n",
+        helmToOperatorReady, applyToReady);
+
+    String registryUrl = "http://quickstart-registry.default.svc:24200/.well-known/mcp/server.json";
+    assertThat(cluster.kubectl("get", "pallas"))
+        .containsPattern("quickstart\\s+True\\s+2/2\\s+" + registryUrl.replace(".", "\\."));
+    // three pods (two agents, the registry), running as the restricted namespace admitted them
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "pods",
+                "-o",
+                "jsonpath={range .items[*]}{.status.phase} {.spec.securityContext.runAsNonRoot}"
+                    + "{\"\\n\"}{end}"))
+        .isEqualTo("Running true\n".repeat(3));
+
+    // README's port-forward and curl (the port-forward stopped afterwards)
+    String forwardAndCurl = commands.get(2);
+    String registry = cluster.sh(forwardAndCurl + "; status=$?; kill $!; exit $status", LONG).ok();
+    // port-forward prints "Forwarding from ..." lines around curl's one line of JSON
+    String json = registry.lines().filter(l -> l.startsWith("{")).findFirst().orElseThrow();
+    JsonNode servers = new ObjectMapper().readTree(json).get("servers");
+    assertThat(servers.findValuesAsText("url"))
+        .containsExactlyInAnyOrder(
+            "http://quickstart-helper.default.svc:24201/mcp",
+            "http://quickstart-coordinator.default.svc:24202/mcp");
+
+    // the coordinator through its Service address on the cluster's bridge, calling the helper
+    // through the cluster's DNS and kube-proxy
+    String clusterIp =
+        cluster.kubectl(
+            "get", "service", "quickstart-coordinator", "-o", "jsonpath={.spec.clusterIP}");
+    try (McpSyncClient client =
+        McpClient.sync(
+                HttpClientStreamableHttpTransport.builder("http://" + clusterIp + ":24202")
+                    .endpoint("/mcp")
+                    .build())
+            .requestTimeout(Duration.ofSeconds(60))
+            .build()) {
+      client.initialize();
+      McpSchema.CallToolResult result =
+          client.callTool(
+              new McpSchema.CallToolRequest(
+                  "send_message",
+                  Map.of(
+                      "message",
+                      "***CALL_TOOL helper__helper {\"message\": \"hello from the host\"}")));
+      assertThat(result.isError()).isNotEqualTo(Boolean.TRUE);
+      assertThat(((McpSchema.TextContent) result.content().get(0)).text())
+          .contains("hello from the host");
+    }
+  }
+
+  private static double seconds(long start) {
+    return (System.nanoTime() - start) / 1e9;
+  }
+
+  /**
+   * What the cluster may change on the host and `down` must restore: interfaces, routes, the
+   * netfilter ruleset, the sysctls the kubelet and kube-proxy set, mounts, network namespaces and
+   * the kubelet's cgroups.
+   */
+  private static final class HostState {
+    private static final List<String> SYSCTLS =
+        List.of(
+            "net/ipv4/ip_forward",
+            "net/bridge/bridge-nf-call-iptables",
+            "net/ipv4/conf/all/route_localnet",
+            "vm/overcommit_memory",
+            "kernel/panic",
+            "kernel/panic_on_oops",
+            "kernel/keys/root_maxkeys",
+            "kernel/keys/root_maxbytes");
+
+    static Map<String, String> read() throws Exception {
+      Map<String, String> state = new TreeMap<>();
+      state.put("links", out("ip -o link show | cut -d: -f2"));
+      state.put("routes", out("ip route show; ip -6 route show"));
+      state.put("ruleset", out("nft list ruleset 2>/dev/null || iptables-save | grep -v '^#'"));
+      state.put("mounts", out("findmnt -rn -o TARGET | sort"));
+      state.put("netns", out("ls /var/run/netns 2>/dev/null || true"));
+      state.put("cgroups", out("ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null || true"));
+      for (String sysctl : SYSCTLS) {
+        Path file = Path.of("/proc/sys", sysctl);
+        state.put(sysctl, Files.exists(file) ? Files.readString(file).strip() : "absent");
+      }
+      return state;
+    }
+
+    private static String out(String command) throws Exception {
+      Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes());
+      p.waitFor();
+      return out;
+    }
+  }
+}

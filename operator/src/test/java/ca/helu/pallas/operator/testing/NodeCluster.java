@@ -1,0 +1,117 @@
+package ca.helu.pallas.operator.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * The real single-node cluster of e2e/cluster/cluster.sh (a kubelet on containerd, kube-proxy,
+ * CoreDNS and the control plane, e2e/cluster/README.md) with the two images this build made
+ * imported into it. Commands run as a user types them: through bash, from the repository's root,
+ * with the cluster's kubeconfig and the helm and kubectl that tools/go-binaries.sh built first on
+ * the PATH.
+ */
+public final class NodeCluster {
+  public static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+  public static final Path SCRIPT = ROOT.resolve("e2e/cluster/cluster.sh");
+  public static final List<Path> IMAGES =
+      List.of(
+          ROOT.resolve("agent-runtime/target/pallas-agent-runtime-image.tar"),
+          ROOT.resolve("operator/target/pallas-operator-image.tar"));
+
+  private final Path dir;
+
+  private NodeCluster(Path dir) {
+    this.dir = dir;
+  }
+
+  /** What a command printed (stdout and stderr) and its exit code. */
+  public record Result(int exitCode, String output) {
+    public String ok() {
+      assertThat(exitCode).as(output).isZero();
+      return output;
+    }
+  }
+
+  /**
+   * Starts the cluster, or aborts the calling test (skipped, with what is missing) on a machine
+   * where it cannot run: not root, no cgroups.
+   */
+  public static NodeCluster up(Path dir) throws Exception {
+    Result check = script(dir, Duration.ofMinutes(1), "check");
+    Assumptions.assumeTrue(check.exitCode() == 0, check.output());
+    for (Path image : IMAGES) {
+      assertThat(image).as("built by the module's package phase").exists();
+    }
+    List<String> args = new ArrayList<>(List.of("up"));
+    IMAGES.forEach(i -> args.add(i.toString()));
+    // cold, this builds the Kubernetes binaries that .ci/run did not build already
+    script(dir, Duration.ofMinutes(40), args.toArray(String[]::new)).ok();
+    return new NodeCluster(dir);
+  }
+
+  public Result down() throws Exception {
+    return script(dir, Duration.ofMinutes(3), "down");
+  }
+
+  public Path kubeconfig() {
+    return dir.resolve("kubeconfig");
+  }
+
+  /** Seconds `up` took, as the script measured them. */
+  public double upSeconds() throws IOException {
+    return Double.parseDouble(Files.readString(dir.resolve("up-seconds")).strip());
+  }
+
+  /** A command line as a user types it, through bash, from the repository's root. */
+  public Result sh(String command, Duration timeout) throws Exception {
+    return run(List.of("bash", "-c", command), dir, timeout);
+  }
+
+  /** kubectl with these arguments, each passed as one word; fails on a non-zero exit. */
+  public String kubectl(String... args) throws Exception {
+    StringBuilder command = new StringBuilder("kubectl");
+    for (String arg : args) {
+      command.append(" '").append(arg.replace("'", "'\\''")).append('\'');
+    }
+    return sh(command.toString(), Duration.ofMinutes(6)).ok();
+  }
+
+  private static Result script(Path dir, Duration timeout, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("bash", SCRIPT.toString()));
+    command.addAll(List.of(args));
+    return run(command, dir, timeout);
+  }
+
+  private static Result run(List<String> command, Path dir, Duration timeout) throws Exception {
+    ProcessBuilder builder = new ProcessBuilder(command).directory(ROOT.toFile());
+    builder.environment().put("PALLAS_CLUSTER_DIR", dir.toString());
+    builder.environment().put("KUBECONFIG", dir.resolve("kubeconfig").toString());
+    builder.environment().put("PATH", GoBinaries.dir() + ":" + builder.environment().get("PATH"));
+    // helm with no user configuration or repositories
+    builder.environment().put("HELM_CONFIG_HOME", dir.resolve("helm/config").toString());
+    builder.environment().put("HELM_CACHE_HOME", dir.resolve("helm/cache").toString());
+    builder.environment().put("HELM_DATA_HOME", dir.resolve("helm/data").toString());
+    Path log = Files.createTempFile("node-cluster", ".log");
+    Process p = builder.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    try {
+      if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        throw new AssertionError(
+            command + " did not finish in " + timeout + ":\n" + Files.readString(log));
+      }
+      return new Result(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
+    } finally {
+      Files.delete(log);
+    }
+  }
+}
