@@ -14,6 +14,8 @@ import ca.helu.pallas.runtime.health.InitializeProbe;
 import ca.helu.pallas.runtime.llm.BuiltInModels;
 import ca.helu.pallas.runtime.llm.ProviderModel;
 import ca.helu.pallas.runtime.llm.ProviderPreflight;
+import ca.helu.pallas.runtime.llm.Retry;
+import ca.helu.pallas.runtime.llm.RetryingModel;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
 import ca.helu.pallas.runtime.mcp.HealthReport;
@@ -50,7 +52,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
       Duration probeTimeout,
       Duration providerReprobe,
       Duration peerTimeout,
-      ProviderModel.Retry retry) {
+      Retry retry) {
     public static final Timings DEFAULT =
         new Timings(
             BuiltInModels.DEFAULT_SLOW_DELAY,
@@ -58,7 +60,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             InitializeProbe.DEFAULT_TIMEOUT,
             Duration.ofMinutes(5),
             Duration.ofMinutes(10),
-            ProviderModel.Retry.DEFAULT);
+            Retry.DEFAULT);
   }
 
   private final Secrets secrets;
@@ -193,16 +195,16 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     String problem = ProviderModel.configurationProblem(m.provider(), provider, secrets);
     if (problem == null) {
       try {
-        return new ModelChoice(
+        ModelClient client =
             ProviderModel.create(
                 m.provider(),
                 m.name(),
                 provider,
                 secrets,
                 agent.effectiveRequestParams(),
-                timings.retry(),
-                agent.name()),
-            null);
+                timings.retry().timeout(),
+                agent.name());
+        return new ModelChoice(new RetryingModel(client, timings.retry()), null);
       } catch (RuntimeException e) {
         problem = "cannot use " + m.key() + ": " + e.getMessage();
       }

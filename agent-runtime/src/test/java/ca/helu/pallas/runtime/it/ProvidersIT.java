@@ -4,7 +4,7 @@ import static ca.helu.pallas.runtime.testing.McpClients.send;
 import static ca.helu.pallas.runtime.testing.McpClients.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ca.helu.pallas.runtime.llm.ProviderModel;
+import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.McpClients;
@@ -94,7 +94,7 @@ class ProvidersIT {
                 Duration.ofSeconds(3),
                 Duration.ofMinutes(5),
                 Duration.ofMinutes(1),
-                new ProviderModel.Retry(3, Duration.ofMillis(20), Duration.ofSeconds(2))));
+                new Retry(3, Duration.ofMillis(20), Duration.ofSeconds(2))));
   }
 
   @AfterAll
