@@ -87,41 +87,31 @@ public final class AgentMcpServer implements AutoCloseable {
   private final Conversations conversations;
   private final int maxMessageChars;
 
-  /** Characters of history per token of the model's context window (an estimate). */
-  static final int CHARS_PER_TOKEN = 4;
-
   private final HttpServletStreamableServerTransportProvider transport;
   private final McpAsyncServer server;
 
   public AgentMcpServer(
-      String agent,
-      String title,
-      String version,
-      String description,
+      AgentCard card,
       AgentLoop loop,
-      boolean vision,
       InstanceScope scope,
       Supplier<HealthReport> health,
       PallasMetrics metrics,
       InFlight inFlight,
-      List<String> allowedOrigins,
-      int contextWindowTokens) {
-    this.agent = agent;
+      List<String> allowedOrigins) {
+    this.agent = card.name();
     this.loop = loop;
-    this.vision = vision;
+    this.vision = card.capabilities().vision();
     this.scope = scope;
     this.health = health;
     this.metrics = metrics;
     this.inFlight = inFlight;
-    // a history the model could read in full: about 4 characters a token
-    this.conversations = new Conversations(scope, (long) contextWindowTokens * CHARS_PER_TOKEN);
+    // a history the model could read in full
+    this.conversations = new Conversations(scope, card.capabilities().contextChars());
     metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(McpEdgeFilter.jsonFactory()));
     this.maxMessageChars =
-        (int)
-            Math.min(
-                SendMessageArgs.MAX_MESSAGE_CHARS, (long) contextWindowTokens * CHARS_PER_TOKEN);
+        (int) Math.min(SendMessageArgs.MAX_MESSAGE_CHARS, card.capabilities().contextChars());
     this.transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(json)
@@ -140,16 +130,19 @@ public final class AgentMcpServer implements AutoCloseable {
     McpSchema.Tool sendMessage =
         McpSchema.Tool.builder()
             .name("send_message")
-            .title("Send a message to " + title)
+            .title("Send a message to " + card.title())
             .description(
-                "Send a message (and optional images) to the " + title + ": " + description)
+                "Send a message (and optional images) to the "
+                    + card.title()
+                    + ": "
+                    + card.description())
             .inputSchema(json, SEND_MESSAGE_SCHEMA)
             .build();
     McpSchema.Tool agentTool =
         McpSchema.Tool.builder()
             .name(agent)
-            .title(title)
-            .description(description)
+            .title(card.title())
+            .description(card.description())
             .inputSchema(json, SEND_MESSAGE_SCHEMA)
             .build();
     McpSchema.Tool getHealth =
@@ -166,21 +159,21 @@ public final class AgentMcpServer implements AutoCloseable {
 
     var spec =
         McpServer.async(transport)
-            .serverInfo(agent, version)
+            .serverInfo(agent, card.version())
             .jsonMapper(json)
             .validateToolInputs(false)
             // our tools declare no output schema, so nothing is ever validated; this also spares
             // loading the SDK's default JSON-schema library at startup
             .jsonSchemaValidator(
                 (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null))
-            .instructions(description)
+            .instructions(card.description())
             .tools(tools);
     if (scope != InstanceScope.REQUEST) {
       McpSchema.Prompt prompt =
           new McpSchema.Prompt(
               agent + "_history",
-              "Conversation history of " + title,
-              "The conversation with " + title + " so far",
+              "Conversation history of " + card.title(),
+              "The conversation with " + card.title() + " so far",
               List.of());
       spec.prompts(
           new McpServerFeatures.AsyncPromptSpecification(
