@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.downstream;
 
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.loop.CallContext;
+import ca.helu.pallas.runtime.loop.Progress;
 import ca.helu.pallas.runtime.loop.ToolResult;
 import ca.helu.pallas.runtime.loop.ToolServer;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -52,8 +53,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Predicate<String> exposed;
   private final Object lock = new Object();
   private final Object listing = new Object();
-  private final ConcurrentHashMap<String, ca.helu.pallas.runtime.loop.Progress> relays =
-      new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Progress> relays = new ConcurrentHashMap<>();
   private McpAsyncClient client;
   private volatile List<McpSchema.Tool> tools;
 
@@ -131,7 +131,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     String relayToken = null;
     McpSchema.CallToolRequest.Builder request =
         McpSchema.CallToolRequest.builder().name(tool).arguments(arguments);
-    if (context.progress() != ca.helu.pallas.runtime.loop.Progress.NONE) {
+    if (context.progress() != Progress.NONE) {
       relayToken = "pallas-" + UUID.randomUUID();
       relays.put(relayToken, context.progress());
       request.progressToken(relayToken);

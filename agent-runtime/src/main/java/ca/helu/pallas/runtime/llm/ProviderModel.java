@@ -24,76 +24,30 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
-import java.util.function.BiConsumer;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An OpenAI-compatible or Anthropic model through LangChain4j's low-level ChatModel, with our own
- * bounded retries (429, 5xx, timeouts, unreadable answers) and the original's sampling-parameter
- * matrix: a parameter the model rejects is dropped with one warning and never sent.
+ * An OpenAI-compatible or Anthropic model through LangChain4j's low-level ChatModel, one attempt
+ * per call (429, 5xx, timeouts and unreadable answers are marked retryable for {@link
+ * RetryingModel}), with the original's sampling-parameter matrix: a parameter the model rejects is
+ * dropped with one warning and never sent.
  */
 public final class ProviderModel implements ModelClient {
   private static final Logger LOG = LoggerFactory.getLogger(ProviderModel.class);
   public static final String OPENAI_DEFAULT_URL = "https://api.openai.com/v1";
   public static final String ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com/v1";
 
-  /** Retry policy: attempts in all, and the first backoff (doubled each time). */
-  /**
-   * How provider calls are retried: {@code attempts} in all, waiting {@code backoff} before the
-   * second and twice as long before each next one; {@code timeout} bounds one attempt.
-   */
-  public record Retry(int attempts, Duration backoff, Duration timeout) {
-    public static final Retry DEFAULT =
-        new Retry(3, Duration.ofMillis(500), Duration.ofSeconds(120));
-
-    /** Waits between attempts (Thread::sleep; tests record instead). */
-    public interface Sleeper {
-      void sleep(Duration duration) throws InterruptedException;
-    }
-
-    /**
-     * Runs {@code attempt} until it succeeds, fails in a way {@code retryable} refuses, or the
-     * attempts are used up; then throws its last failure. {@code beforeRetry} hears of each retry.
-     */
-    public <T> T run(
-        Supplier<T> attempt,
-        Predicate<RuntimeException> retryable,
-        BiConsumer<Integer, RuntimeException> beforeRetry,
-        Sleeper sleeper) {
-      Duration wait = backoff;
-      for (int n = 1; ; n++) {
-        try {
-          return attempt.get();
-        } catch (RuntimeException e) {
-          if (n >= attempts || !retryable.test(e)) {
-            throw e;
-          }
-          beforeRetry.accept(n, e);
-          try {
-            sleeper.sleep(wait);
-          } catch (InterruptedException ie) {
-            Thread.currentThread().interrupt();
-            throw e;
-          }
-          wait = wait.multipliedBy(2);
-        }
-      }
-    }
-  }
-
   private final String provider;
   private final String model;
   private final ChatModel chat;
-  private final Retry retry;
+  private final Duration timeout;
 
-  private ProviderModel(String provider, String model, ChatModel chat, Retry retry) {
+  ProviderModel(String provider, String model, ChatModel chat, Duration timeout) {
     this.provider = provider;
     this.model = model;
     this.chat = chat;
-    this.retry = retry;
+    this.timeout = timeout;
   }
 
   /**
@@ -114,7 +68,7 @@ public final class ProviderModel implements ModelClient {
       ProviderSpec spec,
       Secrets secrets,
       RequestParams params,
-      Retry retry,
+      Duration timeout,
       String agent) {
     Set<String> supported = supportedParameters(provider, model);
     Map<String, Object> wanted = new LinkedHashMap<>();
@@ -149,7 +103,7 @@ public final class ProviderModel implements ModelClient {
                     // one
                     .apiKey(key.isEmpty() ? "none" : key)
                     .modelName(model)
-                    .timeout(retry.timeout())
+                    .timeout(timeout)
                     .maxRetries(0)
                     .temperature((Double) wanted.get("temperature"))
                     .topP((Double) wanted.get("topP"))
@@ -165,7 +119,7 @@ public final class ProviderModel implements ModelClient {
                   .baseUrl(baseUrl(provider, spec, secrets))
                   .apiKey(key)
                   .modelName(model)
-                  .timeout(retry.timeout())
+                  .timeout(timeout)
                   .maxRetries(0)
                   .temperature((Double) wanted.get("temperature"))
                   .topP((Double) wanted.get("topP"))
@@ -174,7 +128,7 @@ public final class ProviderModel implements ModelClient {
                   .build();
           default -> throw new IllegalArgumentException("unknown provider " + provider);
         };
-    return new ProviderModel(provider, model, chat, retry);
+    return new ProviderModel(provider, model, chat, timeout);
   }
 
   /**
@@ -219,18 +173,13 @@ public final class ProviderModel implements ModelClient {
     return model;
   }
 
+  /** One attempt; a failure says whether another may succeed ({@link RetryingModel} retries). */
   @Override
   public ChatResponse chat(ChatRequest request) {
     try {
-      return retry.run(
-          () -> chat.chat(request),
-          ProviderModel::retryable,
-          (attempt, e) ->
-              LOG.info(
-                  "{}.{}: attempt {} failed ({}); retrying", provider, model, attempt, describe(e)),
-          Thread::sleep);
+      return chat.chat(request);
     } catch (RuntimeException e) {
-      throw new LlmException(provider + "." + model + ": " + describe(e));
+      throw new LlmException(provider + "." + model + ": " + describe(e), retryable(e));
     }
   }
 
@@ -254,7 +203,7 @@ public final class ProviderModel implements ModelClient {
     }
     if (Causes.any(
         e, HttpTimeoutException.class, TimeoutException.class, SocketTimeoutException.class)) {
-      return "timed out after " + retry.timeout().toSeconds() + "s";
+      return "timed out after " + timeout.toSeconds() + "s";
     }
     if (Causes.find(e, ConnectException.class).isPresent()) {
       return "unreachable (connection refused)";

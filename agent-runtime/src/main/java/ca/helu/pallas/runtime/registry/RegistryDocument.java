@@ -2,8 +2,8 @@ package ca.helu.pallas.runtime.registry;
 
 import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.Icon;
-import ca.helu.pallas.api.ModelCapabilities;
 import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.runtime.mcp.AgentCard;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -14,7 +14,7 @@ import java.util.function.Function;
 
 /**
  * Builds the registry's {@code /.well-known/mcp/server.json} (docs/contract.md, "Registry") for a
- * deployment.
+ * deployment: each agent's {@link AgentCard} with its URL.
  */
 public final class RegistryDocument {
   public static final String SCHEMA =
@@ -38,19 +38,19 @@ public final class RegistryDocument {
       PallasDeploymentSpec spec, Function<AgentSpec, String> mcpUrl, Instant updatedAt) {
     ObjectNode root = JSON.createObjectNode();
     ArrayNode servers = root.putArray("servers");
-    ModelCapabilities caps = spec.effectiveModelCapabilities();
     String updated = updatedAt.truncatedTo(ChronoUnit.SECONDS).toString();
     for (AgentSpec agent : spec.effectiveAgents()) {
+      AgentCard card = AgentCard.of(spec, agent);
       ObjectNode entry = servers.addObject();
       ObjectNode server = entry.putObject("server");
       server.put("$schema", SCHEMA);
       server.put("name", serverName(spec, agent));
-      server.put("title", agent.effectiveTitle());
-      server.put("description", agent.effectiveDescription());
-      server.put("version", spec.effectiveVersion());
-      if (!agent.effectiveIcons().isEmpty()) {
+      server.put("title", card.title());
+      server.put("description", card.description());
+      server.put("version", card.version());
+      if (!card.icons().isEmpty()) {
         ArrayNode icons = server.putArray("icons");
-        for (Icon icon : agent.effectiveIcons()) {
+        for (Icon icon : card.icons()) {
           ObjectNode i = icons.addObject();
           i.put("src", icon.src());
           if (icon.mimeType() != null) {
@@ -66,10 +66,10 @@ public final class RegistryDocument {
       remote.put("type", "streamable-http");
       remote.put("url", mcpUrl.apply(agent));
       ObjectNode capabilities = server.putObject("capabilities");
-      capabilities.put("model", modelName(spec.modelOf(agent)));
-      capabilities.put("vision", caps.effectiveVision());
-      capabilities.put("context_window", caps.effectiveContextWindow());
-      capabilities.put("max_output_tokens", caps.effectiveMaxOutputTokens());
+      capabilities.put("model", card.capabilities().model());
+      capabilities.put("vision", card.capabilities().vision());
+      capabilities.put("context_window", card.capabilities().contextWindow());
+      capabilities.put("max_output_tokens", card.capabilities().maxOutputTokens());
       ObjectNode official =
           entry.putObject("_meta").putObject("io.modelcontextprotocol.registry/official");
       official.put("status", "active");
@@ -81,14 +81,5 @@ public final class RegistryDocument {
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  /** The model name without its provider prefix, as the original publishes it. */
-  static String modelName(String model) {
-    if (model == null) {
-      return "";
-    }
-    int dot = model.indexOf('.');
-    return dot < 0 ? model : model.substring(dot + 1);
   }
 }

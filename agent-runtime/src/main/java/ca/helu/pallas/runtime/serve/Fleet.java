@@ -7,6 +7,7 @@ import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
+import ca.helu.pallas.runtime.mcp.AgentCard;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
@@ -132,18 +133,13 @@ public final class Fleet implements AutoCloseable {
       InFlight inFlight = new InFlight();
       AgentMcpServer mcp =
           new AgentMcpServer(
-              agent.name(),
-              agent.effectiveTitle(),
-              spec().effectiveVersion(),
-              agent.effectiveDescription(),
+              AgentCard.of(spec(), agent),
               loop,
-              spec().effectiveModelCapabilities().effectiveVision(),
               agent.effectiveInstanceScope(),
               parts.health(),
               metrics,
               inFlight,
-              options.allowedOrigins(),
-              spec().effectiveModelCapabilities().effectiveContextWindow());
+              options.allowedOrigins());
       AgentHost host =
           new AgentHost(
               agent.name(),

@@ -8,6 +8,7 @@ import ch.qos.logback.classic.LoggerContext;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 class LoggingTest {
@@ -26,7 +27,7 @@ class LoggingTest {
   void debugForPallasKeepsLibrariesQuiet() {
     Logging.configure(new Environment(Map.of("PALLAS_LOG_LEVEL", "DEBUG")), Logging.Format.json);
     assertThat(level("ca.helu.pallas.runtime.mcp")).isEqualTo(Level.DEBUG);
-    assertThat(level(org.slf4j.Logger.ROOT_LOGGER_NAME)).isEqualTo(Level.INFO);
+    assertThat(level(Logger.ROOT_LOGGER_NAME)).isEqualTo(Level.INFO);
     assertThat(level("io.undertow.request")).isEqualTo(Level.WARN);
     assertThat(level("dev.langchain4j.http")).isEqualTo(Level.WARN);
   }

@@ -4,6 +4,7 @@ import static ca.helu.pallas.runtime.testing.McpClients.send;
 import static ca.helu.pallas.runtime.testing.McpClients.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -15,8 +16,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -69,7 +74,7 @@ class AgentMcpSurfaceIT {
   @Test
   void listsTheContractToolsAndHealthIsExactlySeed000() throws Exception {
     try (McpSyncClient client = McpClients.connect(fleet.mcpUrl("helper"))) {
-      Map<String, McpSchema.Tool> tools = new java.util.HashMap<>();
+      Map<String, McpSchema.Tool> tools = new HashMap<>();
       client.listTools().tools().forEach(t -> tools.put(t.name(), t));
       assertThat(tools).containsKeys("send_message", "get_health", "helper");
       assertThat((JsonNode) JSON.valueToTree(tools.get("get_health").inputSchema()))
@@ -121,12 +126,12 @@ class AgentMcpSurfaceIT {
       // the SDK client hands notifications to consumers concurrently, so arrival order is not wire
       // order and the last may land just after the result: order by progress value, as Daedalus
       // does, once all six are in
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(5))
+      await()
+          .atMost(Duration.ofSeconds(5))
           .until(() -> McpClients.progressOf(seen, "tok-1").size() >= 6);
       List<McpSchema.ProgressNotification> mine =
           McpClients.progressOf(seen, "tok-1").stream()
-              .sorted(java.util.Comparator.comparing(McpSchema.ProgressNotification::progress))
+              .sorted(Comparator.comparing(McpSchema.ProgressNotification::progress))
               .toList();
       assertThat(mine)
           .extracting(McpSchema.ProgressNotification::message)
@@ -260,7 +265,7 @@ class AgentMcpSurfaceIT {
     assertNoStackTrace(unknownMethod.body());
 
     byte[] huge = new byte[70 * 1024 * 1024];
-    java.util.Arrays.fill(huge, (byte) 'a');
+    Arrays.fill(huge, (byte) 'a');
     HttpResponse<String> tooBig =
         HTTP.send(
             HttpRequest.newBuilder(URI.create(fleet.mcpUrl("helper")))

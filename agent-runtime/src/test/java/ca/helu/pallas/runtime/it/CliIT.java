@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -11,6 +12,7 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -110,7 +112,7 @@ class CliIT {
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
                 + "  agents: [{name: a, port: ${port:a}}, {name: b, port: ${port:b}}]\n");
     Files.writeString(dir.resolve(".env"), "PALLAS_DEPLOYMENT_FILE=" + file.getFileName() + "\n");
-    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
+    var spec = ManifestParser.read(file).getSpec();
     int a = spec.portOf(spec.agent("a").orElseThrow());
     int b = spec.portOf(spec.agent("b").orElseThrow());
     int registry = spec.effectiveRegistry().effectivePort();
@@ -139,7 +141,7 @@ class CliIT {
             HEAD
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
                 + "  agents: [{name: a, port: ${port:a}}]\n");
-    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
+    var spec = ManifestParser.read(file).getSpec();
     int a = spec.portOf(spec.agent("a").orElseThrow());
     for (String format : List.of("auto", "text")) {
       Process p = start("serve", "-f", file.toString(), "--agent", "a", "--log-format", format);
@@ -174,7 +176,7 @@ class CliIT {
             HEAD
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: slow\n"
                 + "  agents: [{name: a, port: ${port:a}}]\n");
-    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
+    var spec = ManifestParser.read(file).getSpec();
     String base = "http://127.0.0.1:" + spec.portOf(spec.agent("a").orElseThrow());
     Process p = start("serve", "-f", file.toString(), "--agent", "a", "--drain-timeout", "2");
     ExecutorService callers = Executors.newCachedThreadPool();
@@ -254,7 +256,7 @@ class CliIT {
             HEAD
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: slow\n"
                 + "  agents: [{name: s, port: ${port:s}, instanceScope: request}]\n");
-    var spec = ca.helu.pallas.api.ManifestParser.read(file).getSpec();
+    var spec = ManifestParser.read(file).getSpec();
     int port = spec.portOf(spec.agent("s").orElseThrow());
     Process p = start("serve", "-f", "deployment.yaml", "--drain-timeout", "20");
     awaitUp("http://127.0.0.1:" + port + "/readyz", p);
@@ -286,8 +288,7 @@ class CliIT {
             HEAD.replace("metadata: {name: cli}", "metadata: {name: cli, namespace: ai}")
                 + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
                 + "  agents: [{name: tech_research, port: 9001}]\n");
-    int port =
-        ca.helu.pallas.api.ManifestParser.read(file).getSpec().effectiveRegistry().effectivePort();
+    int port = ManifestParser.read(file).getSpec().effectiveRegistry().effectivePort();
     Process p = start("registry", "-f", "deployment.yaml", "--reload-seconds", "1");
     try {
       String url = "http://127.0.0.1:" + port + "/.well-known/mcp/server.json";
@@ -357,7 +358,7 @@ class CliIT {
   }
 
   private static boolean listening(int port) {
-    try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+    try (Socket s = new Socket("127.0.0.1", port)) {
       return true;
     } catch (IOException e) {
       return false;

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.it;
 import static ca.helu.pallas.runtime.testing.McpClients.send;
 import static ca.helu.pallas.runtime.testing.McpClients.text;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
@@ -17,12 +18,15 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -85,7 +89,7 @@ class DownstreamIT {
                 .formatted(
                     tools.url(), open.url(), explicit.url(), hang.url(), garbage.url(), dead, late),
             // the secret header's value comes from the environment, as in a pod
-            java.util.Map.of("EXPLICIT_TOKEN", "Bearer configured"));
+            Map.of("EXPLICIT_TOKEN", "Bearer configured"));
   }
 
   @AfterAll
@@ -243,8 +247,8 @@ class DownstreamIT {
                       "***CALL_TOOL everything__echo {\"message\": \"from pallas\"}")))
           .contains("from pallas");
       // health comes from background probes: wait until they have seen the server
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(10))
+      await()
+          .atMost(Duration.ofSeconds(10))
           .until(
               () ->
                   JSON.readTree(
@@ -255,7 +259,7 @@ class DownstreamIT {
 
       // the server dies in the middle of a long call: the model gets a failed tool result
       var call =
-          java.util.concurrent.CompletableFuture.supplyAsync(
+          CompletableFuture.supplyAsync(
               () ->
                   text(
                       c.callTool(
@@ -269,15 +273,15 @@ class DownstreamIT {
                               .progressToken("long")
                               .build())),
               // not the common pool: on 2 cores it has one thread, which the SDK client needs
-              java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
+              Executors.newVirtualThreadPerTaskExecutor());
       // kill the server only once the call has reached it: its progress says the tool started
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(20))
+      await()
+          .atMost(Duration.ofSeconds(20))
           .until(() ->
               McpClients.progressOf(everythingProgress, "long").stream()
                   .anyMatch(n -> n.message() != null && n.message().contains("started")));
       everything.kill();
-      assertThat(call.get(30, java.util.concurrent.TimeUnit.SECONDS))
+      assertThat(call.get(30, TimeUnit.SECONDS))
           .startsWith("Error: everything/trigger-long-running-operation failed: ");
     }
   }

@@ -6,6 +6,7 @@ import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -14,10 +15,15 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -390,7 +396,7 @@ class HostileInputIT {
                 .header("Content-Type", "application/json")
                 .header("Accept", ACCEPT)
                 .header("Mcp-Session-Id", session)
-                .timeout(java.time.Duration.ofSeconds(10))
+                .timeout(Duration.ofSeconds(10))
                 .POST(HttpRequest.BodyPublishers.ofString(body))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
@@ -417,7 +423,7 @@ class HostileInputIT {
   /** Bad and good requests at once: every one is answered, within a bound. */
   @Test
   void aBurstOfBadAndGoodRequestsIsAllAnswered() throws Exception {
-    List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+    List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
     for (int i = 0; i < 40; i++) {
       String body =
           i % 2 == 0
@@ -433,13 +439,13 @@ class HostileInputIT {
                   .header("Content-Type", "application/json")
                   .header("Accept", ACCEPT)
                   .header("Mcp-Session-Id", session)
-                  .timeout(java.time.Duration.ofSeconds(10))
+                  .timeout(Duration.ofSeconds(10))
                   .POST(HttpRequest.BodyPublishers.ofString(body))
                   .build(),
               HttpResponse.BodyHandlers.ofString()));
     }
     for (int i = 0; i < answers.size(); i++) {
-      HttpResponse<String> r = answers.get(i).get(15, java.util.concurrent.TimeUnit.SECONDS);
+      HttpResponse<String> r = answers.get(i).get(15, TimeUnit.SECONDS);
       assertThat(r.statusCode())
           .as("request %d: %s", i, r.body())
           .isEqualTo(i % 2 == 0 ? 200 : 400);
@@ -486,7 +492,7 @@ class HostileInputIT {
                   + "Transfer-Encoding: chunked\r\n\r\n")
               .getBytes(StandardCharsets.US_ASCII));
       byte[] chunk = new byte[1 << 20];
-      java.util.Arrays.fill(chunk, (byte) ' ');
+      Arrays.fill(chunk, (byte) ' ');
       byte[] size =
           (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
       try {
@@ -495,7 +501,7 @@ class HostileInputIT {
           out.write(chunk);
           out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
         }
-      } catch (java.io.IOException closed) {
+      } catch (IOException closed) {
         // the server stops reading once the limit is passed
       }
       String answer =
@@ -509,7 +515,7 @@ class HostileInputIT {
   void theLimitsAreReachableAndNamed() throws Exception {
     RawMcp mcp = RawMcp.open(fleet.mcpUrl("a"), null);
     // 10 images of 5 MiB, base64 (66.7 MiB), fit in a body
-    String image = java.util.Base64.getEncoder().encodeToString(new byte[5 * 1024 * 1024]);
+    String image = Base64.getEncoder().encodeToString(new byte[5 * 1024 * 1024]);
     List<Map<String, String>> images = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       images.add(Map.of("data", image, "mime_type", "image/png"));
@@ -519,7 +525,7 @@ class HostileInputIT {
     images.add(Map.of("data", "AAAA", "mime_type", "image/png"));
     assertThat(RawMcp.text(mcp.callTool("send_message", Map.of("message", "x", "images", images))))
         .contains("at most 10 images");
-    String bigImage = java.util.Base64.getEncoder().encodeToString(new byte[5 * 1024 * 1024 + 4]);
+    String bigImage = Base64.getEncoder().encodeToString(new byte[5 * 1024 * 1024 + 4]);
     assertThat(
             RawMcp.text(
                 mcp.callTool(

@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -81,8 +82,7 @@ class ImageIT {
                 - {name: helper, port: ${port:helper}}
             """));
     var helperPort =
-        java.util.regex.Pattern.compile("name: helper, port: (\\d+)")
-            .matcher(Files.readString(manifest));
+        Pattern.compile("name: helper, port: (\\d+)").matcher(Files.readString(manifest));
     assertThat(helperPort.find()).isTrue();
     int port = Integer.parseInt(helperPort.group(1));
     Path log = dir.resolve("pod.log");

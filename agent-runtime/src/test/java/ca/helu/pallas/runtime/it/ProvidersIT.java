@@ -4,7 +4,7 @@ import static ca.helu.pallas.runtime.testing.McpClients.send;
 import static ca.helu.pallas.runtime.testing.McpClients.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ca.helu.pallas.runtime.llm.ProviderModel;
+import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.McpClients;
@@ -19,6 +19,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -94,7 +97,7 @@ class ProvidersIT {
                 Duration.ofSeconds(3),
                 Duration.ofMinutes(5),
                 Duration.ofMinutes(1),
-                new ProviderModel.Retry(3, Duration.ofMillis(20), Duration.ofSeconds(2))));
+                new Retry(3, Duration.ofMillis(20), Duration.ofSeconds(2))));
   }
 
   @AfterAll
@@ -266,7 +269,7 @@ class ProvidersIT {
   }
 
   private static Map<String, Double> values(String... series) {
-    Map<String, Double> out = new java.util.HashMap<>();
+    Map<String, Double> out = new HashMap<>();
     String text = metrics();
     for (String name : series) {
       out.put(name, 0.0);
@@ -298,7 +301,7 @@ class ProvidersIT {
     try (McpSyncClient c = McpClients.connect(fleet.mcpUrl("serial"))) {
       assertThat(text(send(c, "send_message", "go"))).isEqualTo("both back");
     }
-    List<String> serial = new java.util.ArrayList<>();
+    List<String> serial = new ArrayList<>();
     openai
         .chatRequests()
         .get(1)
@@ -356,8 +359,7 @@ class ProvidersIT {
                     .formatted(vision.baseUrl()));
         McpSyncClient c = McpClients.connect(withVision.mcpUrl("eyes"))) {
       vision.then(vision.text("a red pixel", 5, 3));
-      String png =
-          java.util.Base64.getEncoder().encodeToString(new byte[] {(byte) 0x89, 'P', 'N', 'G'});
+      String png = Base64.getEncoder().encodeToString(new byte[] {(byte) 0x89, 'P', 'N', 'G'});
       McpSchema.CallToolResult r =
           c.callTool(
               new McpSchema.CallToolRequest(

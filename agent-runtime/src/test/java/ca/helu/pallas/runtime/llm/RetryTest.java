@@ -4,20 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.langchain4j.exception.HttpException;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** The provider retry policy, without a network: attempts, backoff and what is retried. */
 class RetryTest {
-  private final ProviderModel.Retry retry =
-      new ProviderModel.Retry(3, Duration.ofMillis(500), Duration.ofSeconds(10));
+  private final Retry retry = new Retry(3, Duration.ofMillis(500), Duration.ofSeconds(10));
   private final List<Duration> slept = new ArrayList<>();
   private final List<Integer> retried = new ArrayList<>();
 
-  private <T> T run(java.util.function.Supplier<T> attempt) {
+  private <T> T run(Supplier<T> attempt) {
     return retry.run(attempt, ProviderModel::retryable, (n, e) -> retried.add(n), slept::add);
   }
 
@@ -72,7 +73,7 @@ class RetryTest {
     assertThat(ProviderModel.retryable(new HttpException(408, ""))).isTrue();
     assertThat(ProviderModel.retryable(new HttpException(502, ""))).isTrue();
     assertThat(ProviderModel.retryable(new HttpException(422, ""))).isFalse();
-    assertThat(ProviderModel.retryable(new RuntimeException(new java.net.ConnectException())))
+    assertThat(ProviderModel.retryable(new RuntimeException(new ConnectException())))
         .as("connection refused")
         .isTrue();
   }

@@ -22,6 +22,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** The agent loop against a scripted model and an in-memory tool server. */
@@ -108,7 +109,7 @@ class AgentLoopTest {
 
   private static AiMessage calls(String... tools) {
     List<ToolExecutionRequest> requests =
-        java.util.stream.IntStream.range(0, tools.length)
+        IntStream.range(0, tools.length)
             .mapToObj(i ->
                 ToolExecutionRequest.builder().id("c" + i).name(tools[i]).arguments("{}").build())
             .toList();

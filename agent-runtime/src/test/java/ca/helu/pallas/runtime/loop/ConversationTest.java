@@ -3,12 +3,13 @@ package ca.helu.pallas.runtime.loop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.langchain4j.data.message.AiMessage;
+import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.data.message.UserMessage;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ConversationTest {
-  private static List<dev.langchain4j.data.message.ChatMessage> turn(String user, String answer) {
+  private static List<ChatMessage> turn(String user, String answer) {
     return List.of(UserMessage.from(user), AiMessage.from(answer));
   }
 

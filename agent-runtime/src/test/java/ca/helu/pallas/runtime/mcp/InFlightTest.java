@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -20,7 +21,7 @@ class InFlightTest {
             throw new IllegalStateException(e);
           }
         });
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(calls::draining);
+    await().atMost(Duration.ofSeconds(5)).until(calls::draining);
     assertThat(calls.enter()).as("a call arriving during the drain").isFalse();
     assertThat(drained).isNotDone();
     calls.exit();

@@ -9,7 +9,13 @@ import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Random;
+import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A whole PallasDeployment served in this JVM on free ports, exactly as {@code serve} runs it.
@@ -49,8 +55,7 @@ public final class RunningFleet implements AutoCloseable {
   }
 
   /** A fleet served with options changed from the tests' defaults. */
-  public static RunningFleet start(
-      String yaml, java.util.function.UnaryOperator<ServeOptions> options) {
+  public static RunningFleet start(String yaml, UnaryOperator<ServeOptions> options) {
     return new RunningFleet(
         withFreePorts(yaml),
         Map.of(),
@@ -60,9 +65,8 @@ public final class RunningFleet implements AutoCloseable {
 
   /** Replaces each distinct ${port:NAME} with a free port. */
   public static String withFreePorts(String yaml) {
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("\\$\\{port:([a-z0-9_-]+)}").matcher(yaml);
-    Map<String, Integer> ports = new java.util.HashMap<>();
+    Matcher m = Pattern.compile("\\$\\{port:([a-z0-9_-]+)}").matcher(yaml);
+    Map<String, Integer> ports = new HashMap<>();
     StringBuilder out = new StringBuilder();
     while (m.find()) {
       int port =
@@ -87,7 +91,7 @@ public final class RunningFleet implements AutoCloseable {
    * of some outbound connection.
    */
   public static int unboundPort() {
-    java.util.Random random = new java.util.Random();
+    Random random = new Random();
     for (int attempt = 0; attempt < 100; attempt++) {
       int port = 20000 + random.nextInt(12000);
       try (ServerSocket s = new ServerSocket(port)) {
@@ -124,7 +128,7 @@ public final class RunningFleet implements AutoCloseable {
   }
 
   /** What SIGTERM does to `serve`: refuse new calls, drain, answer the rest at the deadline. */
-  public void drain(java.time.Duration timeout) {
+  public void drain(Duration timeout) {
     fleet.drainAndClose(timeout);
   }
 

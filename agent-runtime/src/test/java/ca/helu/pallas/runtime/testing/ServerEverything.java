@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.testing;
 
 import java.io.File;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -77,7 +78,7 @@ public final class ServerEverything implements AutoCloseable {
             HttpRequest.newBuilder(URI.create(url())).timeout(Duration.ofSeconds(1)).GET().build(),
             HttpResponse.BodyHandlers.discarding());
         return;
-      } catch (java.io.IOException e) {
+      } catch (IOException e) {
         Thread.sleep(100);
       }
     }

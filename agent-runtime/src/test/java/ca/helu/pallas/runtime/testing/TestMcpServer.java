@@ -9,10 +9,13 @@ import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.undertow.server.HttpHandler;
+import io.undertow.util.SameThreadExecutor;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -36,8 +39,7 @@ public final class TestMcpServer implements AutoCloseable {
   private final McpSyncServer server;
   private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final AtomicInteger deletes = new AtomicInteger();
-  private final java.util.concurrent.CyclicBarrier rendezvous =
-      new java.util.concurrent.CyclicBarrier(2);
+  private final CyclicBarrier rendezvous = new CyclicBarrier(2);
 
   private TestMcpServer(Mode mode, int port) {
     if (mode == Mode.MCP) {
@@ -88,7 +90,7 @@ public final class TestMcpServer implements AutoCloseable {
                       (ctx, args) -> {
                         // answers "met" only when another rendezvous call is in flight at once
                         try {
-                          rendezvous.await(3, java.util.concurrent.TimeUnit.SECONDS);
+                          rendezvous.await(3, TimeUnit.SECONDS);
                           return text("met");
                         } catch (Exception e) {
                           rendezvous.reset();
@@ -109,8 +111,7 @@ public final class TestMcpServer implements AutoCloseable {
       server = null;
       HttpHandler handler =
           mode == Mode.HANG
-              ? exchange ->
-                  exchange.dispatch(io.undertow.util.SameThreadExecutor.INSTANCE, () -> {})
+              ? exchange -> exchange.dispatch(SameThreadExecutor.INSTANCE, () -> {})
               : exchange ->
                   HttpHost.send(
                       exchange,

@@ -1,0 +1,68 @@
+package ca.helu.pallas.runtime.llm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.langchain4j.data.message.UserMessage;
+import dev.langchain4j.exception.HttpException;
+import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.request.ChatRequest;
+import dev.langchain4j.model.chat.response.ChatResponse;
+import java.net.ConnectException;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * One provider call: a failure becomes an LlmException naming the model and saying if retryable.
+ */
+class ProviderModelTest {
+  private static final ChatRequest REQUEST =
+      ChatRequest.builder().messages(UserMessage.from("hi")).build();
+
+  private final AtomicInteger calls = new AtomicInteger();
+
+  private LlmException failureOf(RuntimeException cause) {
+    ChatModel failing =
+        new ChatModel() {
+          @Override
+          public ChatResponse chat(ChatRequest request) {
+            calls.incrementAndGet();
+            throw cause;
+          }
+        };
+    var model = new ProviderModel("openai", "m", failing, Duration.ofSeconds(7));
+    return catchThrowableOfType(LlmException.class, () -> model.chat(REQUEST));
+  }
+
+  @Test
+  void aServerErrorIsRetryableAndNamesTheModel() {
+    LlmException e = failureOf(new HttpException(503, "busy"));
+    assertThat(e).hasMessage("openai.m: HTTP 503");
+    assertThat(e.retryable()).isTrue();
+  }
+
+  @Test
+  void aRefusedKeyIsNotRetryableAndSaysWhatToCheck() {
+    LlmException e = failureOf(new HttpException(401, "sk-secret is invalid"));
+    assertThat(e).hasMessage("openai.m: HTTP 401 (check the API key)");
+    assertThat(e.retryable()).isFalse();
+  }
+
+  @Test
+  void timeoutsAndRefusedConnectionsAreRetryable() {
+    LlmException timeout = failureOf(new RuntimeException(new HttpTimeoutException("slow")));
+    assertThat(timeout).hasMessage("openai.m: timed out after 7s");
+    assertThat(timeout.retryable()).isTrue();
+    LlmException refused = failureOf(new RuntimeException(new ConnectException()));
+    assertThat(refused).hasMessage("openai.m: unreachable (connection refused)");
+    assertThat(refused.retryable()).isTrue();
+  }
+
+  @Test
+  void eachCallIsOneAttempt() {
+    failureOf(new HttpException(503, "busy"));
+    assertThat(calls).hasValue(1);
+  }
+}
