@@ -167,6 +167,7 @@ public final class HttpHost implements AutoCloseable {
     private Servlet servlet;
     private String servletPath;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
+    private McpEdgeFilter.Drain drain = McpEdgeFilter.Drain.NEVER;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -181,6 +182,12 @@ public final class HttpHost implements AutoCloseable {
     /** How long a request's headers, and a POST body to the servlet, may take to arrive. */
     public Builder bodyTimeout(Duration timeout) {
       this.bodyTimeout = timeout;
+      return this;
+    }
+
+    /** What the servlet's edge does while the server drains (McpEdgeFilter.Drain). */
+    public Builder drain(McpEdgeFilter.Drain drain) {
+      this.drain = drain;
       return this;
     }
 
@@ -221,7 +228,7 @@ public final class HttpHost implements AutoCloseable {
                     Servlets.filter(
                             "mcp-edge",
                             McpEdgeFilter.class,
-                            new ImmediateInstanceFactory<>(new McpEdgeFilter(bodyTimeout)))
+                            new ImmediateInstanceFactory<>(new McpEdgeFilter(bodyTimeout, drain)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by

@@ -37,6 +37,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.xnio.IoUtils;
@@ -78,13 +79,35 @@ public final class McpEdgeFilter implements Filter {
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().daemon().name("pallas-body-deadline").factory());
 
+  /** JSON-RPC's implementation-defined server error: this server is shutting down. */
+  static final int SHUTTING_DOWN = -32000;
+
+  /**
+   * What the edge does while the server drains (docs/runtime.md, "Errors callers see"): every
+   * response closes its connection, so a client's next request opens a new one, which a Kubernetes
+   * Service routes to a ready replica (this one left the endpoints before its drain began). With
+   * {@code handOverSessions} (agent pods, `serve --cluster`) a new call on an existing session is
+   * answered 404, the specification's "session gone", which makes MCP clients initialize a new
+   * session (Daedalus does), and a new initialize is answered 503: no call is refused with an error
+   * the client cannot recover from. Without it (one local process, no other replica) a new call
+   * gets the tool error "shutting down; retry" (TurnHandler).
+   *
+   * @param active whether the server is draining
+   */
+  public record Drain(BooleanSupplier active, boolean handOverSessions) {
+    public static final Drain NEVER = new Drain(() -> false, false);
+  }
+
   private final Duration bodyTimeout;
+  private final Drain drain;
 
   /**
    * @param bodyTimeout how long a POST body may take to arrive before the connection closes
+   * @param drain what to do with requests while the server drains
    */
-  public McpEdgeFilter(Duration bodyTimeout) {
+  public McpEdgeFilter(Duration bodyTimeout, Drain drain) {
     this.bodyTimeout = bodyTimeout;
+    this.drain = drain;
   }
 
   /** JSON whose only size limit is the body's: a long string is not a parse error. */
@@ -101,6 +124,10 @@ public final class McpEdgeFilter implements Filter {
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
     String method = request.getMethod();
+    boolean draining = drain.active().getAsBoolean();
+    if (draining) {
+      response.setHeader("Connection", "close");
+    }
     if (!METHODS.contains(method)) {
       response.setHeader("Allow", "GET, POST, DELETE");
       refuse(
@@ -179,6 +206,15 @@ public final class McpEdgeFilter implements Filter {
             problem);
         return;
       }
+      String handOver = draining && drain.handOverSessions() ? handOver(request, message) : null;
+      if (handOver != null) {
+        boolean initialize = handOver.startsWith("Service Unavailable");
+        if (initialize) {
+          response.setHeader("Retry-After", "1");
+        }
+        refuse(response, initialize ? 503 : 404, id, SHUTTING_DOWN, handOver);
+        return;
+      }
       request = new CachedBody(request, body);
     }
     ErrorCapture capture = new ErrorCapture(response);
@@ -193,6 +229,12 @@ public final class McpEdgeFilter implements Filter {
           "Invalid Request: this server awaits no response with this id");
       return;
     }
+    if (capture.status >= 500 && drain.active().getAsBoolean()) {
+      // the transport closes with the server: a retry belongs on another replica
+      response.setHeader("Retry-After", "1");
+      refuse(response, 503, id, SHUTTING_DOWN, "Service Unavailable: this server is shutting down");
+      return;
+    }
     if (capture.status >= 400) {
       int status = capture.status >= 500 ? 500 : capture.status;
       refuse(
@@ -202,6 +244,26 @@ public final class McpEdgeFilter implements Filter {
           status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST,
           messageFor(status, capture.body()));
     }
+  }
+
+  /**
+   * While draining with hand-over: why this request goes to another replica, or null for one this
+   * server still answers (notifications, responses, requests outside a session's calls).
+   */
+  private static String handOver(HttpServletRequest request, JsonNode message) {
+    String method = message.path("method").asText(null);
+    if (method == null || !message.has("id")) {
+      return null;
+    }
+    if (method.equals("initialize")) {
+      return "Service Unavailable: this replica is shutting down; retry, and the Service routes"
+          + " the new connection to a ready one";
+    }
+    if (request.getHeader("Mcp-Session-Id") != null) {
+      return "Not Found: this replica is shutting down and its sessions end with it;"
+          + " initialize a new session";
+    }
+    return null;
   }
 
   /** What makes this message one the transport cannot answer properly, or null. */
@@ -292,7 +354,7 @@ public final class McpEdgeFilter implements Filter {
   private static void refuse(
       HttpServletResponse response, int status, JsonNode id, int code, String message)
       throws IOException {
-    if (status >= 500) {
+    if (status == 500) {
       LOG.warn("MCP transport failed a request: {}", message);
     } else {
       LOG.debug("refused an MCP request ({}): {}", status, message);

@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.serve;
 
 import ca.helu.pallas.runtime.http.HttpHost;
+import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
@@ -17,6 +18,8 @@ public final class AgentHost implements AutoCloseable {
 
   /**
    * @param resources closed after the server stops (downstream clients, health probes)
+   * @param handOverSessions behind a Service with other replicas: while draining, a call on an
+   *     existing session is answered "session gone" so the client starts a new one on a ready pod
    */
   public AgentHost(
       String agent,
@@ -26,7 +29,8 @@ public final class AgentHost implements AutoCloseable {
       InFlight inFlight,
       PallasMetrics metrics,
       AutoCloseable resources,
-      Duration bodyTimeout) {
+      Duration bodyTimeout,
+      boolean handOverSessions) {
     this.agent = agent;
     this.mcp = mcp;
     this.inFlight = inFlight;
@@ -34,6 +38,7 @@ public final class AgentHost implements AutoCloseable {
     this.http =
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
+            .drain(new McpEdgeFilter.Drain(inFlight::draining, handOverSessions))
             .servlet("/mcp", mcp.servlet())
             .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
             .exact("/livez", HttpHost.probe(() -> true))
@@ -55,10 +60,10 @@ public final class AgentHost implements AutoCloseable {
     return http.port();
   }
 
-  /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
   /** How long the answers to calls cut by the drain deadline may take to be sent. */
   static final Duration ANSWER_GRACE = Duration.ofSeconds(5);
 
+  /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
   public boolean drain(Duration timeout) throws InterruptedException {
     long start = System.nanoTime();
     boolean turnsDone = inFlight.drain(timeout);

@@ -149,7 +149,8 @@ public final class Fleet implements AutoCloseable {
               inFlight,
               metrics,
               parts,
-              options.bodyTimeout());
+              options.bodyTimeout(),
+              options.cluster());
       bind("agent " + agent.name(), port, host::start);
       agents.put(agent.name(), host);
       LOG.info("agent {} serving on port {}", agent.name(), port);

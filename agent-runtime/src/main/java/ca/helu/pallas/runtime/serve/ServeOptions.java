@@ -10,7 +10,8 @@ import java.util.List;
  * @param bindAddress address every listener binds
  * @param onlyAgent serve this agent alone, without the registry (null: every agent + registry)
  * @param cluster reach other agents by their Kubernetes Service names (docs/operator.md), not on
- *     127.0.0.1
+ *     127.0.0.1, and hand sessions over to other replicas when draining (docs/runtime.md, "Errors
+ *     callers see")
  * @param drainTimeout how long shutdown waits for calls in progress
  * @param allowedOrigins browser origins accepted besides localhost
  * @param bodyTimeout how long a request's headers and body may take to arrive before the connection
@@ -30,6 +31,11 @@ public record ServeOptions(
 
   public ServeOptions withBindAddress(String address) {
     return new ServeOptions(address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout);
+  }
+
+  public ServeOptions withCluster(boolean inCluster) {
+    return new ServeOptions(
+        bindAddress, onlyAgent, inCluster, drainTimeout, allowedOrigins, bodyTimeout);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {

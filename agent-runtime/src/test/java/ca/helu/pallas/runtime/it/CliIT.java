@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.ManifestParser;
+import ca.helu.pallas.runtime.testing.HttpStatus;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -215,7 +216,7 @@ class CliIT {
 
       long drainStarted = System.nanoTime();
       p.destroy(); // SIGTERM
-      await().atMost(Duration.ofSeconds(5)).until(() -> status(base + "/readyz") == 503);
+      await().atMost(Duration.ofSeconds(5)).until(() -> HttpStatus.of(base + "/readyz") == 503);
       long lateStart = System.nanoTime();
       McpSchema.CallToolResult refused = McpClients.send(late, "send_message", "too late");
       assertThat(Duration.ofNanos(System.nanoTime() - lateStart)).isLessThan(Duration.ofSeconds(1));
@@ -235,17 +236,6 @@ class CliIT {
       clients.forEach(McpSyncClient::close);
       callers.shutdownNow();
       p.destroyForcibly();
-    }
-  }
-
-  private static int status(String url) {
-    try {
-      return HTTP.send(
-              HttpRequest.newBuilder(URI.create(url)).build(),
-              HttpResponse.BodyHandlers.discarding())
-          .statusCode();
-    } catch (Exception e) {
-      return -1;
     }
   }
 

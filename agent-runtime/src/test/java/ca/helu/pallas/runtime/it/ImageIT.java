@@ -3,15 +3,13 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.testing.HttpStatus;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -110,7 +108,7 @@ class ImageIT {
       await()
           .atMost(Duration.ofSeconds(60))
           .failFast("the image's process exited", () -> !pod.isAlive())
-          .until(() -> status("http://127.0.0.1:" + port + "/readyz") == 200);
+          .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
       JsonNode health =
           JSON.readTree(
               RawMcp.text(
@@ -147,20 +145,6 @@ class ImageIT {
       return Files.readString(Path.of("/proc", Long.toString(p.pid()), "comm")).strip();
     } catch (IOException e) {
       return "";
-    }
-  }
-
-  private static int status(String url) {
-    try {
-      return HTTP.send(
-              HttpRequest.newBuilder(URI.create(url)).build(),
-              HttpResponse.BodyHandlers.discarding())
-          .statusCode();
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return -1;
     }
   }
 }

@@ -1,24 +1,33 @@
 package ca.helu.pallas.operator.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.Readme;
+import ca.helu.pallas.runtime.Causes;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpTransportSessionNotFoundException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * README's "Run it on a cluster", verbatim, on a real node (e2e/cluster/cluster.sh: a kubelet on
@@ -29,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * on the host calls the coordinator agent through its Service, which calls the helper agent by its
  * cluster DNS name. Afterwards `down` leaves the host as it found it.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealClusterIT {
   private static final Duration LONG = Duration.ofMinutes(6);
   private static Path dir;
@@ -53,6 +63,7 @@ class RealClusterIT {
   }
 
   @Test
+  @Order(1)
   void readmeInstallRunsTheQuickstartOnARealNode() throws Exception {
     List<String> commands = Readme.block("## Run it on a cluster");
     cluster.kubectl(
@@ -125,6 +136,206 @@ class RealClusterIT {
       assertThat(result.isError()).isNotEqualTo(Boolean.TRUE);
       assertThat(((McpSchema.TextContent) result.content().get(0)).text())
           .contains("hello from the host");
+    }
+  }
+
+  /**
+   * A client keeps calling an agent on the slow model through its Service, re-initialising its
+   * session when the server says the session is gone (as Daedalus does), while a spec change rolls
+   * that agent: every call is answered, none fails.
+   */
+  @Test
+  @Order(2)
+  void aRollingUpdateLosesNoCall() throws Exception {
+    cluster.kubectl("create", "namespace", "rollout");
+    cluster.kubectl(
+        "label", "namespace", "rollout", "pod-security.kubernetes.io/enforce=restricted");
+    Path manifest = dir.resolve("rollout.yaml");
+    Files.writeString(manifest, rolloutManifest("You answer calls."));
+    cluster.kubectl("apply", "--namespace", "rollout", "-f", manifest.toString());
+    cluster.kubectl(
+        "wait",
+        "--namespace",
+        "rollout",
+        "pallas/rollout",
+        "--for=condition=Ready",
+        "--timeout=300s");
+    String before = agentPods();
+    String clusterIp =
+        cluster.kubectl(
+            "get",
+            "service",
+            "rollout-steady",
+            "--namespace",
+            "rollout",
+            "-o",
+            "jsonpath={.spec.clusterIP}");
+
+    List<Caller> callers = List.of(new Caller("a", clusterIp), new Caller("b", clusterIp));
+    callers.forEach(c -> Thread.ofPlatform().name("caller-" + c.name).start(c));
+    try {
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .until(() -> callers.stream().allMatch(c -> c.answered.get() >= 1));
+      long start = System.nanoTime();
+      Files.writeString(manifest, rolloutManifest("You answer calls, after a rollout."));
+      cluster.kubectl("apply", "--namespace", "rollout", "-f", manifest.toString());
+      await()
+          .atMost(Duration.ofMinutes(3))
+          .until(() -> !agentPods().isEmpty() && !agentPods().contains(before));
+      cluster.kubectl(
+          "rollout",
+          "status",
+          "deployment/rollout-steady",
+          "--namespace",
+          "rollout",
+          "--timeout=300s");
+      double rollout = seconds(start);
+      // and calls keep being answered by the new pod
+      Map<Caller, Integer> atRollout = new HashMap<>();
+      callers.forEach(c -> atRollout.put(c, c.answered.get()));
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .until(() -> callers.stream().allMatch(c -> c.answered.get() >= atRollout.get(c) + 2));
+      System.out.printf(
+          "rollout of one agent in %.1f s; calls answered %d, failed %d, sessions re-initialised"
+              + " %d, initialize refused %s%n",
+          rollout,
+          callers.stream().mapToInt(c -> c.answered.get()).sum(),
+          callers.stream().mapToInt(c -> c.errors.size()).sum(),
+          callers.stream().mapToInt(c -> c.reinitialised.get()).sum(),
+          callers.stream().flatMap(c -> c.initializeFailures.stream()).toList());
+    } finally {
+      callers.forEach(Caller::stop);
+    }
+    for (Caller c : callers) {
+      assertThat(c.errors).as("calls of caller " + c.name).isEmpty();
+      assertThat(c.reinitialised.get())
+          .as("the old pod's session is gone after the rollout")
+          .isPositive();
+    }
+  }
+
+  private static String rolloutManifest(String instruction) {
+    return """
+    apiVersion: pallas.helu.ca/v1alpha1
+    kind: PallasDeployment
+    metadata:
+      name: rollout
+    spec:
+      registry:
+        port: 24300
+      agents:
+        - name: steady
+          model: slow
+          instruction: "%s"
+    """
+        .formatted(instruction);
+  }
+
+  private static String agentPods() throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pods",
+        "--namespace",
+        "rollout",
+        "-l",
+        "pallas.helu.ca/agent=steady",
+        "-o",
+        "jsonpath={.items[*].metadata.name}");
+  }
+
+  /** Calls send_message one after another until stopped; counts answers and failures. */
+  private static final class Caller implements Runnable {
+    final String name;
+    final String url;
+    final AtomicInteger answered = new AtomicInteger();
+    final AtomicInteger reinitialised = new AtomicInteger();
+    final List<String> errors = new CopyOnWriteArrayList<>();
+    final List<String> initializeFailures = new CopyOnWriteArrayList<>();
+    private volatile boolean stopped;
+
+    Caller(String name, String clusterIp) {
+      this.name = name;
+      this.url = "http://" + clusterIp + ":24301";
+    }
+
+    @Override
+    public void run() {
+      McpSyncClient client = null;
+      int n = 0;
+      while (!stopped) {
+        if (client == null) {
+          try {
+            client = open();
+          } catch (RuntimeException e) {
+            // no call was sent: a client starts its session again, as after "session gone"
+            initializeFailures.add(e.toString());
+            continue;
+          }
+        }
+        String message = name + "-" + n;
+        try {
+          McpSchema.CallToolResult result =
+              client.callTool(
+                  new McpSchema.CallToolRequest("send_message", Map.of("message", message)));
+          String text = ((McpSchema.TextContent) result.content().get(0)).text();
+          if (Boolean.TRUE.equals(result.isError()) || !text.equals(message)) {
+            errors.add(message + ": " + text);
+          } else {
+            answered.incrementAndGet();
+          }
+          n++;
+        } catch (RuntimeException e) {
+          if (sessionGone(e)) {
+            // the server said the session is gone (404): a new session, then the same call again
+            reinitialised.incrementAndGet();
+          } else {
+            errors.add(message + ": " + e);
+            n++;
+          }
+          close(client);
+          client = null;
+        }
+      }
+      close(client);
+    }
+
+    /**
+     * The Java SDK's ways of saying the server answered 404 ("session gone"): the transport's
+     * exception, or, for a request waiting on that session, "MCP session with server terminated".
+     */
+    private static boolean sessionGone(RuntimeException e) {
+      return Causes.any(e, McpTransportSessionNotFoundException.class)
+          || "MCP session with server terminated".equals(e.getMessage());
+    }
+
+    private McpSyncClient open() {
+      McpSyncClient client =
+          McpClient.sync(HttpClientStreamableHttpTransport.builder(url).endpoint("/mcp").build())
+              .requestTimeout(Duration.ofSeconds(60))
+              .build();
+      try {
+        client.initialize();
+        return client;
+      } catch (RuntimeException e) {
+        close(client);
+        throw e;
+      }
+    }
+
+    private static void close(McpSyncClient client) {
+      try {
+        if (client != null) {
+          client.close();
+        }
+      } catch (RuntimeException e) {
+        // the SDK fails to close a client whose initialize failed; nothing is open then
+      }
+    }
+
+    void stop() {
+      stopped = true;
     }
   }
 

@@ -1,0 +1,116 @@
+package ca.helu.pallas.runtime.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.RawMcp;
+import ca.helu.pallas.runtime.testing.RunningFleet;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An agent pod (`serve --cluster`) that drains hands its sessions over instead of failing calls
+ * (docs/runtime.md, "Errors callers see"): the call it runs is answered; a new call on another
+ * session is answered 404 "session gone" and a new initialize 503, each closing its connection, so
+ * an MCP client starts a new session on a new connection, which a Service routes to a ready
+ * replica.
+ */
+class DrainHandOverIT {
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Test
+  void aDrainingAgentPodSendsNewCallsToAnotherReplica() throws Exception {
+    ExecutorService threads = Executors.newCachedThreadPool();
+    try (RunningFleet fleet =
+        RunningFleet.start(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: handover}
+            spec:
+              registry: {port: ${port:registry}}
+              defaultModel: slow
+              agents: [{name: a, port: ${port:a}, instanceScope: connection}]
+            """,
+            options -> options.withCluster(true))) {
+      RawMcp running = RawMcp.open(fleet.mcpUrl("a"), null);
+      RawMcp idle = RawMcp.open(fleet.mcpUrl("a"), null);
+      CompletableFuture<JsonNode> call =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return running.callTool("send_message", Map.of("message", "in flight"));
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              },
+              threads);
+      // the call has its turn (the slow model then takes 3 s)
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() ->
+              fleet
+                  .metrics()
+                  .scrape()
+                  .contains("pallas_send_message_queue_seconds_count{agent=\"a\"} 1"));
+      CompletableFuture<Void> drain =
+          CompletableFuture.runAsync(() -> fleet.drain(Duration.ofSeconds(10)), threads);
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> HttpStatus.of(fleet.baseUrl("a") + "/readyz") == 503);
+
+      HttpResponse<String> gone =
+          idle.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+                  + "{\"name\":\"send_message\",\"arguments\":{\"message\":\"too late\"}}}");
+      assertThat(gone.statusCode()).isEqualTo(404);
+      assertThat(gone.headers().firstValue("connection")).hasValue("close");
+      JsonNode error = JSON.readTree(gone.body());
+      assertThat(error.get("id").asInt()).isEqualTo(7);
+      assertThat(error.at("/error/code").asInt()).isEqualTo(-32000);
+      assertThat(error.at("/error/message").asText())
+          .isEqualTo(
+              "Not Found: this replica is shutting down and its sessions end with it;"
+                  + " initialize a new session");
+
+      HttpResponse<String> initialize =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
+                  .header("Content-Type", "application/json")
+                  .header("Accept", "application/json, text/event-stream")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                              + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                              + "\"clientInfo\":{\"name\":\"late\",\"version\":\"1\"}}}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(initialize.statusCode()).isEqualTo(503);
+      assertThat(initialize.headers().firstValue("retry-after")).hasValue("1");
+      assertThat(initialize.headers().firstValue("connection")).hasValue("close");
+      assertThat(JSON.readTree(initialize.body()).at("/error/message").asText())
+          .startsWith("Service Unavailable: this replica is shutting down; retry");
+
+      // the call it was running is answered, not refused
+      JsonNode result = call.get(30, TimeUnit.SECONDS);
+      assertThat(result.path("isError").asBoolean()).isFalse();
+      assertThat(RawMcp.text(result)).isEqualTo("in flight");
+      drain.get(30, TimeUnit.SECONDS);
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+}
