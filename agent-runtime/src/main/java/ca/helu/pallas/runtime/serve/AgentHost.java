@@ -14,6 +14,7 @@ public final class AgentHost implements AutoCloseable {
   private final InFlight inFlight;
   private final HttpHost http;
   private final AutoCloseable resources;
+  private final boolean handOverSessions;
   private volatile boolean started;
 
   /**
@@ -35,6 +36,7 @@ public final class AgentHost implements AutoCloseable {
     this.mcp = mcp;
     this.inFlight = inFlight;
     this.resources = resources;
+    this.handOverSessions = handOverSessions;
     this.http =
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
@@ -63,18 +65,33 @@ public final class AgentHost implements AutoCloseable {
   /** How long the answers to calls cut by the drain deadline may take to be sent. */
   static final Duration ANSWER_GRACE = Duration.ofSeconds(5);
 
+  /**
+   * With hand-over (an agent pod), how long the drained server keeps answering "session gone"
+   * before it closes: a client that has just received its last answer (a response that began before
+   * the drain, so without "Connection: close") sends its next call on the same connection at once,
+   * and must get that answer rather than a closed connection (docs/runtime.md, "Errors callers
+   * see").
+   */
+  static final Duration HAND_OVER_LINGER = Duration.ofSeconds(1);
+
   /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
   public boolean drain(Duration timeout) throws InterruptedException {
     long start = System.nanoTime();
     boolean turnsDone = inFlight.drain(timeout);
-    if (!turnsDone) {
+    boolean done;
+    if (turnsDone) {
+      Duration left = timeout.minusNanos(System.nanoTime() - start);
+      done = http.awaitPostsDone(left.isNegative() ? Duration.ZERO : left);
+    } else {
       // the deadline passed: answer the calls still queued or running before closing
       inFlight.expire();
       http.awaitPostsDone(ANSWER_GRACE);
-      return false;
+      done = false;
     }
-    Duration left = timeout.minusNanos(System.nanoTime() - start);
-    return http.awaitPostsDone(left.isNegative() ? Duration.ZERO : left);
+    if (handOverSessions) {
+      Thread.sleep(HAND_OVER_LINGER);
+    }
+    return done;
   }
 
   @Override

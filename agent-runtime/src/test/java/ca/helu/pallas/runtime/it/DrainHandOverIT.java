@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * (docs/runtime.md, "Errors callers see"): the call it runs is answered; a new call on another
  * session is answered 404 "session gone" and a new initialize 503, each closing its connection, so
  * an MCP client starts a new session on a new connection, which a Service routes to a ready
- * replica.
+ * replica. The running call's client, sending its next call at once on the same connection, is
+ * handed over too.
  */
 class DrainHandOverIT {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -108,6 +109,12 @@ class DrainHandOverIT {
       JsonNode result = call.get(30, TimeUnit.SECONDS);
       assertThat(result.path("isError").asBoolean()).isFalse();
       assertThat(RawMcp.text(result)).isEqualTo("in flight");
+      // its client's next call, sent at once on the same connection, is handed over too
+      HttpResponse<String> next =
+          running.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"
+                  + "{\"name\":\"send_message\",\"arguments\":{\"message\":\"next\"}}}");
+      assertThat(next.statusCode()).isEqualTo(404);
       drain.get(30, TimeUnit.SECONDS);
     } finally {
       threads.shutdownNow();

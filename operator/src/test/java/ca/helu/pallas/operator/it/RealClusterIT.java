@@ -36,7 +36,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * applies the quick start into a namespace that enforces Pod Security "restricted", the fleet
  * becomes Ready with real pods, README's port-forward and curl read the registry, and an MCP client
  * on the host calls the coordinator agent through its Service, which calls the helper agent by its
- * cluster DNS name. Afterwards `down` leaves the host as it found it.
+ * cluster DNS name. Then the faults a user meets: a rolling update under load, a killed agent pod,
+ * the PallasDeployment deleted. Afterwards `down` leaves the host as it found it. The tests run in
+ * order on one cluster: the later ones use the quick start the first one installed.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealClusterIT {
@@ -102,6 +104,22 @@ class RealClusterIT {
                     + "{\"\\n\"}{end}"))
         .isEqualTo("Running true\n".repeat(3));
 
+    // memory of each pod: its cgroup's working set (usage less inactive page cache), as the
+    // kubelet computes it
+    for (String pod :
+        cluster
+            .kubectl(
+                "get",
+                "pods",
+                "-o",
+                "jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{\"\\n\"}{end}")
+            .lines()
+            .toList()) {
+      String[] nameAndUid = pod.split(" ");
+      System.out.printf(
+          "pod %s: working set %d MiB%n", nameAndUid[0], workingSetBytes(nameAndUid[1]) >> 20);
+    }
+
     // README's port-forward and curl (the port-forward stopped afterwards)
     String forwardAndCurl = commands.get(2);
     String registry = cluster.sh(forwardAndCurl + "; status=$?; kill $!; exit $status", LONG).ok();
@@ -118,13 +136,7 @@ class RealClusterIT {
     String clusterIp =
         cluster.kubectl(
             "get", "service", "quickstart-coordinator", "-o", "jsonpath={.spec.clusterIP}");
-    try (McpSyncClient client =
-        McpClient.sync(
-                HttpClientStreamableHttpTransport.builder("http://" + clusterIp + ":24202")
-                    .endpoint("/mcp")
-                    .build())
-            .requestTimeout(Duration.ofSeconds(60))
-            .build()) {
+    try (McpSyncClient client = mcpClient("http://" + clusterIp + ":24202")) {
       client.initialize();
       McpSchema.CallToolResult result =
           client.callTool(
@@ -214,6 +226,101 @@ class RealClusterIT {
           .as("the old pod's session is gone after the rollout")
           .isPositive();
     }
+  }
+
+  /**
+   * The quick start's helper agent is killed twice (its JVM, SIGKILL): the kubelet restarts it at
+   * once, then waits out its back-off. Meanwhile the coordinator, which calls the helper, says
+   * {@code degraded} in get_health and the PallasDeployment is not Ready; then both recover.
+   */
+  @Test
+  @Order(3)
+  void aKilledAgentPodComesBackAndHealthSaysSoMeanwhile() throws Exception {
+    String coordinatorIp =
+        cluster.kubectl(
+            "get", "service", "quickstart-coordinator", "-o", "jsonpath={.spec.clusterIP}");
+    try (McpSyncClient coordinator = mcpClient("http://" + coordinatorIp + ":24202")) {
+      coordinator.initialize();
+      assertThat(health(coordinator)).contains("\"status\":\"ok\"");
+      for (int kill = 1; kill <= 2; kill++) {
+        String container = helperContainer();
+        cluster.ctr("tasks", "kill", "--signal", "SIGKILL", container);
+        int restarts = kill;
+        await()
+            .atMost(Duration.ofMinutes(1))
+            .until(() -> !helperContainer().equals(container) && helperRestarts() >= restarts);
+      }
+      // the second restart waits for the kubelet's back-off (10 s)
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () -> assertThat(health(coordinator)).contains("\"status\":\"degraded\"", "helper"));
+      await().atMost(Duration.ofSeconds(30)).until(() -> readyStatus("quickstart").equals("False"));
+      // and back
+      cluster.kubectl("wait", "pallas/quickstart", "--for=condition=Ready", "--timeout=180s");
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .untilAsserted(() -> assertThat(health(coordinator)).contains("\"status\":\"ok\""));
+    }
+  }
+
+  /** Deleting the PallasDeployment removes every object it owned (the real garbage collector). */
+  @Test
+  @Order(4)
+  void deletingTheDeploymentRemovesEverythingItOwned() throws Exception {
+    String owned =
+        "deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings";
+    assertThat(
+            cluster.kubectl(
+                "get", owned, "-l", "app.kubernetes.io/instance=quickstart", "-o", "name"))
+        .contains("deployment.apps/quickstart-helper", "service/quickstart-registry");
+    cluster.kubectl("delete", "pallas", "quickstart", "--wait=true", "--timeout=120s");
+    await()
+        .atMost(Duration.ofMinutes(3))
+        .until(() ->
+            cluster
+                .kubectl("get", owned, "-l", "app.kubernetes.io/instance=quickstart", "-o", "name")
+                .isBlank());
+  }
+
+  private static String helperContainer() throws Exception {
+    String id = helperContainerStatus("containerID");
+    return id.substring(id.indexOf("://") + 3);
+  }
+
+  private static int helperRestarts() throws Exception {
+    return Integer.parseInt(helperContainerStatus("restartCount"));
+  }
+
+  private static String helperContainerStatus(String field) throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pods",
+        "-l",
+        "pallas.helu.ca/agent=helper",
+        "-o",
+        "jsonpath={.items[0].status.containerStatuses[0]." + field + "}");
+  }
+
+  private static String readyStatus(String pallas) throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pallas",
+        pallas,
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}");
+  }
+
+  private static String health(McpSyncClient client) {
+    McpSchema.CallToolResult result =
+        client.callTool(new McpSchema.CallToolRequest("get_health", Map.of()));
+    return ((McpSchema.TextContent) result.content().get(0)).text();
+  }
+
+  private static McpSyncClient mcpClient(String url) {
+    return McpClient.sync(HttpClientStreamableHttpTransport.builder(url).endpoint("/mcp").build())
+        .requestTimeout(Duration.ofSeconds(60))
+        .build();
   }
 
   private static String rolloutManifest(String instruction) {
@@ -311,10 +418,7 @@ class RealClusterIT {
     }
 
     private McpSyncClient open() {
-      McpSyncClient client =
-          McpClient.sync(HttpClientStreamableHttpTransport.builder(url).endpoint("/mcp").build())
-              .requestTimeout(Duration.ofSeconds(60))
-              .build();
+      McpSyncClient client = mcpClient(url);
       try {
         client.initialize();
         return client;
@@ -337,6 +441,39 @@ class RealClusterIT {
     void stop() {
       stopped = true;
     }
+  }
+
+  /** A pod's memory working set from its cgroup (v1 or v2, the kubelet's cgroupfs layout). */
+  private static long workingSetBytes(String podUid) throws Exception {
+    try (var dirs =
+        Files.find(
+            memoryHierarchy(),
+            4,
+            (p, a) ->
+                a.isDirectory()
+                    && p.getFileName() != null
+                    && p.getFileName().toString().equals("pod" + podUid))) {
+      Path cgroup = dirs.findFirst().orElseThrow();
+      boolean v1 = Files.exists(cgroup.resolve("memory.usage_in_bytes"));
+      long usage =
+          Long.parseLong(
+              Files.readString(cgroup.resolve(v1 ? "memory.usage_in_bytes" : "memory.current"))
+                  .strip());
+      String inactive = v1 ? "total_inactive_file " : "inactive_file ";
+      long inactiveFile =
+          Files.readAllLines(cgroup.resolve("memory.stat")).stream()
+              .filter(l -> l.startsWith(inactive))
+              .mapToLong(l -> Long.parseLong(l.substring(inactive.length()).strip()))
+              .findFirst()
+              .orElse(0);
+      return usage - inactiveFile;
+    }
+  }
+
+  /** cgroup v1's memory controller, or the unified v2 hierarchy. */
+  private static Path memoryHierarchy() {
+    Path v1 = Path.of("/sys/fs/cgroup/memory");
+    return Files.isDirectory(v1) ? v1 : Path.of("/sys/fs/cgroup");
   }
 
   private static double seconds(long start) {

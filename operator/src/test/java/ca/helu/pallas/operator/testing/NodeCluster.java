@@ -85,6 +85,20 @@ public final class NodeCluster {
     return sh(command.toString(), Duration.ofMinutes(6)).ok();
   }
 
+  /** ctr on the node's containerd (namespace k8s.io, where the kubelet's containers are). */
+  public String ctr(String... args) throws Exception {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "ctr",
+                "--address",
+                dir.resolve("containerd/containerd.sock").toString(),
+                "-n",
+                "k8s.io"));
+    command.addAll(List.of(args));
+    return run(command, dir, Duration.ofMinutes(1)).ok();
+  }
+
   private static Result script(Path dir, Duration timeout, String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of("bash", SCRIPT.toString()));
     command.addAll(List.of(args));
