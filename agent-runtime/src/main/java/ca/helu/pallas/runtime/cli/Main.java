@@ -3,7 +3,7 @@ package ca.helu.pallas.runtime.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** {@code java -jar pallas-agent-runtime.jar serve|registry ...} (DESIGN 4.1). */
+/** {@code java -jar pallas-agent-runtime.jar serve|registry ...} (docs/configuration.md). */
 @Command(
     name = "pallas-agent-runtime",
     mixinStandardHelpOptions = true,
