@@ -31,7 +31,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The agent's MCP surface (docs/contract.md, docs/runtime.md), driven only through the Java SDK client and HTTP. */
+/**
+ * The agent's MCP surface (docs/contract.md, docs/runtime.md), driven only through the Java SDK
+ * client and HTTP.
+ */
 class AgentMcpSurfaceIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newHttpClient();

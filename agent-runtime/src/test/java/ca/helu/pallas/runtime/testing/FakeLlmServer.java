@@ -20,8 +20,8 @@ import java.util.function.Supplier;
 /**
  * A fake LLM endpoint speaking the real wire format of OpenAI chat completions ({@code POST
  * /v1/chat/completions}, {@code GET /v1/models}) or Anthropic Messages ({@code POST /v1/messages},
- * {@code GET /v1/models/{id}}), on 127.0.0.1. Replies are scripted per request; every request is
- * recorded with its headers and JSON body.
+ * {@code GET /v1/models/{id}}), on 127.0.0.1 unless told another local address. Replies are
+ * scripted per request; every request is recorded with its headers and JSON body.
  */
 public final class FakeLlmServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,27 +55,39 @@ public final class FakeLlmServer implements AutoCloseable {
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private volatile Supplier<Reply> fallback;
 
-  private FakeLlmServer(Flavor flavor, List<String> models) throws IOException {
+  private FakeLlmServer(Flavor flavor, String host, List<String> models) throws IOException {
     this.flavor = flavor;
     this.models = List.copyOf(models);
     this.fallback = () -> text("default answer", 1, 1);
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server = HttpServer.create(new InetSocketAddress(host, 0), 0);
     server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
     server.createContext("/", this::handle);
     server.start();
   }
 
   public static FakeLlmServer openAi(String... models) throws IOException {
-    return new FakeLlmServer(Flavor.OPENAI, List.of(models));
+    return new FakeLlmServer(Flavor.OPENAI, "127.0.0.1", List.of(models));
+  }
+
+  /**
+   * An OpenAI-compatible server on another local address, e.g. a cluster bridge's, where pods reach
+   * the host.
+   */
+  public static FakeLlmServer openAiOn(String host, String... models) throws IOException {
+    return new FakeLlmServer(Flavor.OPENAI, host, List.of(models));
   }
 
   public static FakeLlmServer anthropic(String... models) throws IOException {
-    return new FakeLlmServer(Flavor.ANTHROPIC, List.of(models));
+    return new FakeLlmServer(Flavor.ANTHROPIC, "127.0.0.1", List.of(models));
   }
 
   /** e.g. http://127.0.0.1:PORT/v1 */
   public String baseUrl() {
-    return "http://127.0.0.1:" + server.getAddress().getPort() + "/v1";
+    return "http://"
+        + server.getAddress().getAddress().getHostAddress()
+        + ":"
+        + server.getAddress().getPort()
+        + "/v1";
   }
 
   public FakeLlmServer then(Reply... replies) {

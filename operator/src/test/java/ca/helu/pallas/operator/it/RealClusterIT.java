@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.Readme;
 import ca.helu.pallas.runtime.Causes;
+import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpClient;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -172,7 +174,7 @@ class RealClusterIT {
         "pallas/rollout",
         "--for=condition=Ready",
         "--timeout=300s");
-    String before = agentPods();
+    String before = agentPod("rollout", "steady");
     String clusterIp =
         cluster.kubectl(
             "get",
@@ -194,7 +196,9 @@ class RealClusterIT {
       cluster.kubectl("apply", "--namespace", "rollout", "-f", manifest.toString());
       await()
           .atMost(Duration.ofMinutes(3))
-          .until(() -> !agentPods().isEmpty() && !agentPods().contains(before));
+          .until(() ->
+              !agentPod("rollout", "steady").isEmpty()
+                  && !agentPod("rollout", "steady").contains(before));
       cluster.kubectl(
           "rollout",
           "status",
@@ -216,7 +220,9 @@ class RealClusterIT {
           callers.stream().mapToInt(c -> c.answered.get()).sum(),
           callers.stream().mapToInt(c -> c.errors.size()).sum(),
           callers.stream().mapToInt(c -> c.reinitialised.get()).sum(),
-          callers.stream().flatMap(c -> c.initializeFailures.stream()).toList());
+          callers.stream()
+              .flatMap(c -> c.initializeFailures.stream())
+              .collect(Collectors.groupingBy(f -> f, TreeMap::new, Collectors.counting())));
     } finally {
       callers.forEach(Caller::stop);
     }
@@ -283,6 +289,139 @@ class RealClusterIT {
                 .isBlank());
   }
 
+  /**
+   * An agent on an OpenAI-compatible provider (the fake LLM server on the bridge's address, where
+   * pods reach the host) whose key comes from a Secret: the provider sees the key; rotating the
+   * Secret rolls that agent and not the other, and the provider sees the new key afterwards.
+   */
+  @Test
+  @Order(5)
+  void aRotatedProviderKeyRollsExactlyTheAgentsThatUseIt() throws Exception {
+    try (FakeLlmServer llm = FakeLlmServer.openAiOn(NodeCluster.NODE_IP, "fake-model")) {
+      cluster.kubectl("create", "namespace", "provider");
+      cluster.kubectl(
+          "label", "namespace", "provider", "pod-security.kubernetes.io/enforce=restricted");
+      cluster.kubectl(
+          "create",
+          "secret",
+          "generic",
+          "llm",
+          "--namespace",
+          "provider",
+          "--from-literal=openai=first-key");
+      Path manifest = dir.resolve("provider.yaml");
+      Files.writeString(
+          manifest,
+          """
+          apiVersion: pallas.helu.ca/v1alpha1
+          kind: PallasDeployment
+          metadata:
+            name: provider
+          spec:
+            registry:
+              port: 24400
+            providers:
+              openai: {baseUrl: "%s", apiKey: {secretKeyRef: {name: llm, key: openai}}}
+            agents:
+              - name: writer
+                model: openai.fake-model
+              - name: echo
+                model: passthrough
+          """
+              .formatted(llm.baseUrl()));
+      cluster.kubectl("apply", "--namespace", "provider", "-f", manifest.toString());
+      cluster.kubectl(
+          "wait",
+          "--namespace",
+          "provider",
+          "pallas/provider",
+          "--for=condition=Ready",
+          "--timeout=300s");
+      String writerPod = agentPod("provider", "writer");
+      String echoPod = agentPod("provider", "echo");
+      String writerUrl =
+          "http://"
+              + cluster.kubectl(
+                  "get",
+                  "service",
+                  "provider-writer",
+                  "--namespace",
+                  "provider",
+                  "-o",
+                  "jsonpath={.spec.clusterIP}")
+              + ":24401";
+      assertThat(writeOnce(writerUrl)).isEqualTo("default answer");
+      assertThat(llm.chatRequests().getLast().header("Authorization"))
+          .isEqualTo("Bearer first-key");
+
+      cluster
+          .sh(
+              "kubectl create secret generic llm --namespace provider"
+                  + " --from-literal=openai=second-key --dry-run=client -o yaml"
+                  + " | kubectl apply -f -",
+              LONG)
+          .ok();
+      await()
+          .atMost(Duration.ofMinutes(3))
+          .until(() -> !agentPod("provider", "writer").equals(writerPod));
+      cluster.kubectl(
+          "rollout",
+          "status",
+          "deployment/provider-writer",
+          "--namespace",
+          "provider",
+          "--timeout=300s");
+      llm.reset();
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .untilAsserted(() -> assertThat(writeOnce(writerUrl)).isEqualTo("default answer"));
+      assertThat(llm.chatRequests().getLast().header("Authorization"))
+          .isEqualTo("Bearer second-key");
+      assertThat(agentPod("provider", "echo")).isEqualTo(echoPod);
+
+      // the key is in the Secret only: not in the rendered ConfigMap, a status, an event or a log
+      String everywhereElse =
+          cluster.kubectl("get", "configmaps,pallas", "--namespace", "provider", "-o", "yaml")
+              + cluster.kubectl("get", "events", "--all-namespaces", "-o", "yaml")
+              + cluster.kubectl("logs", "--namespace", "provider", "deployment/provider-writer")
+              + cluster.kubectl(
+                  "logs", "--namespace", "pallas-system", "deployment/pallas-pallas-operator");
+      assertThat(everywhereElse).doesNotContain("first-key", "second-key");
+    }
+  }
+
+  /** The names of an agent's pods (one replica here), terminating ones included. */
+  private static String agentPod(String namespace, String agent) throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pods",
+        "--namespace",
+        namespace,
+        "-l",
+        "pallas.helu.ca/agent=" + agent,
+        "-o",
+        "jsonpath={.items[*].metadata.name}");
+  }
+
+  /**
+   * One send_message on a new session, started again when the server says the session is gone (a
+   * pod of the rollout that just finished may still be handing its sessions over).
+   */
+  private static String writeOnce(String url) {
+    for (int attempt = 1; ; attempt++) {
+      try (McpSyncClient client = mcpClient(url)) {
+        client.initialize();
+        McpSchema.CallToolResult result =
+            client.callTool(new McpSchema.CallToolRequest("send_message", Map.of("message", "hi")));
+        return ((McpSchema.TextContent) result.content().get(0)).text();
+      } catch (RuntimeException e) {
+        if (!Caller.sessionGone(e) || attempt == 3) {
+          throw e;
+        }
+      }
+    }
+  }
+
   private static String helperContainer() throws Exception {
     String id = helperContainerStatus("containerID");
     return id.substring(id.indexOf("://") + 3);
@@ -340,18 +479,6 @@ class RealClusterIT {
         .formatted(instruction);
   }
 
-  private static String agentPods() throws Exception {
-    return cluster.kubectl(
-        "get",
-        "pods",
-        "--namespace",
-        "rollout",
-        "-l",
-        "pallas.helu.ca/agent=steady",
-        "-o",
-        "jsonpath={.items[*].metadata.name}");
-  }
-
   /** Calls send_message one after another until stopped; counts answers and failures. */
   private static final class Caller implements Runnable {
     final String name;
@@ -377,7 +504,7 @@ class RealClusterIT {
             client = open();
           } catch (RuntimeException e) {
             // no call was sent: a client starts its session again, as after "session gone"
-            initializeFailures.add(e.toString());
+            initializeFailures.add(Causes.root(e).toString());
             continue;
           }
         }

@@ -20,6 +20,9 @@ import org.junit.jupiter.api.Assumptions;
  * the PATH.
  */
 public final class NodeCluster {
+  /** The node's address on the cluster's bridge, where pods reach the host (e2e/cluster). */
+  public static final String NODE_IP = "198.19.0.1";
+
   public static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
   public static final Path SCRIPT = ROOT.resolve("e2e/cluster/cluster.sh");
   public static final List<Path> IMAGES =
