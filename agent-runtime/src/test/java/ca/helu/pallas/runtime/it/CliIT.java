@@ -223,11 +223,18 @@ class CliIT {
       assertThat(refused.isError()).isTrue();
       assertThat(McpClients.text(refused)).contains("is shutting down; retry on another replica");
 
-      for (CompletableFuture<McpSchema.CallToolResult> call : calls) {
-        McpSchema.CallToolResult result = call.get(10, TimeUnit.SECONDS);
-        assertThat(result.isError()).as(McpClients.text(result)).isTrue();
-        assertThat(McpClients.text(result))
-            .contains("is shutting down and could not finish this call; retry");
+      // every caller is answered: by its turn when it finished within the drain (call-0 may, on
+      // a loaded machine that took long to queue the others), else by the shutdown error; the
+      // last one, behind three 3 s turns, always meets the deadline
+      for (int i = 0; i < calls.size(); i++) {
+        McpSchema.CallToolResult result = calls.get(i).get(10, TimeUnit.SECONDS);
+        if (i == calls.size() - 1 || Boolean.TRUE.equals(result.isError())) {
+          assertThat(result.isError()).as(McpClients.text(result)).isTrue();
+          assertThat(McpClients.text(result))
+              .contains("is shutting down and could not finish this call; retry");
+        } else {
+          assertThat(McpClients.text(result)).isEqualTo("call-" + i);
+        }
       }
       assertThat(Duration.ofNanos(System.nanoTime() - drainStarted))
           .isLessThan(Duration.ofSeconds(7));

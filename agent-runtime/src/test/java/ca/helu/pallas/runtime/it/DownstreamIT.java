@@ -62,7 +62,7 @@ class DownstreamIT {
               registry: {port: ${port:registry}}
               defaultModel: passthrough
               mcpServers:
-                - {name: tools, url: "%s", forwardInboundAuth: true, timeoutSeconds: 2}
+                - {name: tools, url: "%s", forwardInboundAuth: true, timeoutSeconds: 5}
                 - {name: open, url: "%s"}
                 - name: explicit
                   url: "%s"
@@ -150,11 +150,11 @@ class DownstreamIT {
       McpSchema.CallToolResult slow =
           c.callTool(
               McpSchema.CallToolRequest.builder("send_message")
-                  .arguments(Map.of("message", "***CALL_TOOL tools__sleep {\"ms\": 5000}"))
+                  .arguments(Map.of("message", "***CALL_TOOL tools__sleep {\"ms\": 8000}"))
                   .progressToken("slow")
                   .build());
       assertThat(slow.isError()).as("the turn itself completes").isFalse();
-      assertThat(text(slow)).isEqualTo("Error: tools/sleep failed: timed out after 2s");
+      assertThat(text(slow)).isEqualTo("Error: tools/sleep failed: timed out after 5s");
       assertThat(McpClients.progressOf(seen, "slow"))
           .extracting(McpSchema.ProgressNotification::message)
           .contains("tools/sleep: started", "tools/sleep: failed");
