@@ -206,13 +206,12 @@ public final class McpEdgeFilter implements Filter {
             problem);
         return;
       }
-      String handOver = draining && drain.handOverSessions() ? handOver(request, message) : null;
+      Refusal handOver = draining && drain.handOverSessions() ? handOver(request, message) : null;
       if (handOver != null) {
-        boolean initialize = handOver.startsWith("Service Unavailable");
-        if (initialize) {
+        if (handOver.status() == 503) {
           response.setHeader("Retry-After", "1");
         }
-        refuse(response, initialize ? 503 : 404, id, SHUTTING_DOWN, handOver);
+        refuse(response, handOver.status(), id, SHUTTING_DOWN, handOver.message());
         return;
       }
       request = new CachedBody(request, body);
@@ -246,22 +245,28 @@ public final class McpEdgeFilter implements Filter {
     }
   }
 
+  private record Refusal(int status, String message) {}
+
   /**
-   * While draining with hand-over: why this request goes to another replica, or null for one this
-   * server still answers (notifications, responses, requests outside a session's calls).
+   * While draining with hand-over: how this request is sent to another replica, or null for one
+   * this server still answers (notifications, responses, requests outside a session's calls).
    */
-  private static String handOver(HttpServletRequest request, JsonNode message) {
+  private static Refusal handOver(HttpServletRequest request, JsonNode message) {
     String method = message.path("method").asText(null);
     if (method == null || !message.has("id")) {
       return null;
     }
     if (method.equals("initialize")) {
-      return "Service Unavailable: this replica is shutting down; retry, and the Service routes"
-          + " the new connection to a ready one";
+      return new Refusal(
+          503,
+          "Service Unavailable: this replica is shutting down; retry, and the Service routes"
+              + " the new connection to a ready one");
     }
     if (request.getHeader("Mcp-Session-Id") != null) {
-      return "Not Found: this replica is shutting down and its sessions end with it;"
-          + " initialize a new session";
+      return new Refusal(
+          404,
+          "Not Found: this replica is shutting down and its sessions end with it;"
+              + " initialize a new session");
     }
     return null;
   }

@@ -57,7 +57,13 @@ public final class NodeCluster {
     List<String> args = new ArrayList<>(List.of("up"));
     IMAGES.forEach(i -> args.add(i.toString()));
     // cold, this builds the Kubernetes binaries that .ci/run did not build already
-    script(dir, Duration.ofMinutes(40), args.toArray(String[]::new)).ok();
+    Result up = script(dir, Duration.ofMinutes(40), args.toArray(String[]::new));
+    if (up.exitCode() != 0) {
+      // stop what did start and restore the host before failing
+      Result down = script(dir, Duration.ofMinutes(3), "down");
+      throw new AssertionError(
+          "cluster.sh up failed:\n" + up.output() + "\ncluster.sh down:\n" + down.output());
+    }
     return new NodeCluster(dir);
   }
 
