@@ -28,7 +28,6 @@ SERVICE_CIDR=198.18.0.0/24
 API_SERVICE_IP=198.18.0.1
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns helm)
-PACKAGES=(containerd runc containernetworking-plugins iptables nftables conntrack gcc libc6-dev openssl)
 # settings the kubelet and kube-proxy change on the host; down puts the recorded values back
 SYSCTLS=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.ipv4.conf.all.route_localnet
   vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
