@@ -390,16 +390,7 @@ class HostileInputIT {
   void aMistakeInASessionGetsOneNamedAnswer(String name, String message, int code, String names)
       throws Exception {
     String body = "{\"jsonrpc\":\"2.0\",\"id\":\"m\"," + message.substring(1);
-    HttpResponse<String> r =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
-                .header("Content-Type", "application/json")
-                .header("Accept", ACCEPT)
-                .header("Mcp-Session-Id", session)
-                .timeout(Duration.ofSeconds(10))
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r = HTTP.send(postInSession(body), HttpResponse.BodyHandlers.ofString());
     assertThat(r.body()).doesNotContain("stackTrace", "Exception", ".java");
     List<JsonNode> answers = new ArrayList<>();
     for (String line : r.body().split("\n")) {
@@ -420,6 +411,17 @@ class HostileInputIT {
     }
   }
 
+  /** A JSON-RPC POST on the test's session. */
+  private static HttpRequest postInSession(String body) {
+    return HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
+        .header("Content-Type", "application/json")
+        .header("Accept", ACCEPT)
+        .header("Mcp-Session-Id", session)
+        .timeout(Duration.ofSeconds(10))
+        .POST(HttpRequest.BodyPublishers.ofString(body))
+        .build();
+  }
+
   /** Bad and good requests at once: every one is answered, within a bound. */
   @Test
   void aBurstOfBadAndGoodRequestsIsAllAnswered() throws Exception {
@@ -433,16 +435,7 @@ class HostileInputIT {
                   + "\"params\":{\"name\":\"get_health\",\"arguments\":{}}}"
               : List.of("{bad", "null", "[]", "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}")
                   .get(i % 4 == 1 ? 0 : i % 8 == 3 ? 1 : i % 8 == 7 ? 2 : 3);
-      answers.add(
-          HTTP.sendAsync(
-              HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
-                  .header("Content-Type", "application/json")
-                  .header("Accept", ACCEPT)
-                  .header("Mcp-Session-Id", session)
-                  .timeout(Duration.ofSeconds(10))
-                  .POST(HttpRequest.BodyPublishers.ofString(body))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString()));
+      answers.add(HTTP.sendAsync(postInSession(body), HttpResponse.BodyHandlers.ofString()));
     }
     for (int i = 0; i < answers.size(); i++) {
       HttpResponse<String> r = answers.get(i).get(15, TimeUnit.SECONDS);

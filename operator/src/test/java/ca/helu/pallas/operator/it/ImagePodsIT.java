@@ -10,6 +10,7 @@ import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.TestOperator;
+import ca.helu.pallas.runtime.testing.HttpStatus;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -76,7 +77,7 @@ class ImagePodsIT {
       await()
           .atMost(Duration.ofSeconds(90))
           .failFast("the pod exited", () -> !pod.isAlive())
-          .until(() -> LocalPod.status("http://127.0.0.1:" + port + "/readyz") == 200);
+          .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
     }
 
     String url =

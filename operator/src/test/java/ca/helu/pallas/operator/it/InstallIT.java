@@ -10,6 +10,7 @@ import ca.helu.pallas.operator.testing.GoBinaries;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.Readme;
+import ca.helu.pallas.runtime.testing.HttpStatus;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -126,7 +127,7 @@ class InstallIT {
         // README's curl, once the registry answers where port-forward would listen
         await()
             .atMost(Duration.ofSeconds(90))
-            .until(() -> LocalPod.status("http://127.0.0.1:24200/readyz") == 200);
+            .until(() -> HttpStatus.of("http://127.0.0.1:24200/readyz") == 200);
         JsonNode servers =
             await()
                 .atMost(Duration.ofSeconds(30))

@@ -9,6 +9,7 @@ import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.TestOperator;
+import ca.helu.pallas.runtime.testing.HttpStatus;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
@@ -76,8 +77,8 @@ class OperatorProcessIT {
       await()
           .atMost(Duration.ofSeconds(60))
           .failFast("the operator exited", () -> !operator.isAlive())
-          .until(() -> LocalPod.status("http://127.0.0.1:" + port + "/readyz") == 200);
-      assertThat(LocalPod.status("http://127.0.0.1:" + port + "/livez")).isEqualTo(200);
+          .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
+      assertThat(HttpStatus.of("http://127.0.0.1:" + port + "/livez")).isEqualTo(200);
       Lease lease =
           await()
               .atMost(Duration.ofSeconds(30))

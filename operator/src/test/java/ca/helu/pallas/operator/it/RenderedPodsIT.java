@@ -11,6 +11,7 @@ import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.TestOperator;
+import ca.helu.pallas.runtime.testing.HttpStatus;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -93,7 +94,7 @@ class RenderedPodsIT {
     for (int port : ports) {
       await()
           .atMost(Duration.ofSeconds(90))
-          .until(() -> LocalPod.status("http://127.0.0.1:" + port + "/readyz") == 200);
+          .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
     }
 
     // the coordinator reaches the helper by its Service name, as in the cluster

@@ -13,8 +13,6 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -204,20 +202,6 @@ public final class LocalPod implements AutoCloseable {
       }
     }
     return ports;
-  }
-
-  public static int status(String url) {
-    try {
-      return HTTP.send(
-              HttpRequest.newBuilder(URI.create(url)).build(),
-              HttpResponse.BodyHandlers.discarding())
-          .statusCode();
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return -1;
-    }
   }
 
   public boolean isAlive() {
