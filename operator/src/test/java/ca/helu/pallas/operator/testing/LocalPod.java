@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +30,6 @@ import java.util.concurrent.TimeUnit;
 public final class LocalPod implements AutoCloseable {
   public static final Path RUNTIME_JAR =
       Path.of("..", "agent-runtime", "target", "pallas-agent-runtime.jar");
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   /** Runs an image's entrypoint as a container runtime would (docs/images.md). */
   public static final Path IMAGE_TOOL = Path.of("..", "images", "image.py").toAbsolutePath();
