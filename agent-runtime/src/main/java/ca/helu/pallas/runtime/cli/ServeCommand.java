@@ -7,6 +7,7 @@ import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -103,6 +104,10 @@ final class ServeCommand implements Callable<Integer> {
       return 1;
     }
     fleet.banner().forEach(System.out::println);
+    // the JVM's own start time, so a pod's log tells its start-to-ready time (docs/images.md)
+    System.out.printf(
+        "ready %d ms after the JVM started%n",
+        System.currentTimeMillis() - ManagementFactory.getRuntimeMXBean().getStartTime());
     System.out.flush();
     metrics.bindJvmMetrics();
     try {
