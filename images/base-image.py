@@ -9,15 +9,14 @@ script reuses it.
 """
 import argparse
 import hashlib
-import io
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import imagelib  # noqa: E402
 
 MODULES = [
     # what jdeps finds in the runtime and operator jars, plus what they load by reflection
@@ -27,7 +26,6 @@ MODULES = [
     "jdk.naming.dns", "jdk.zipfs",
 ]
 USER = 65532
-EPOCH = 0
 
 
 def run(*cmd):
@@ -38,106 +36,31 @@ def cache_key(jdk):
     h = hashlib.sha256()
     with open(os.path.join(jdk, "release"), "rb") as f:
         h.update(f.read())
-    with open(__file__, "rb") as f:
-        h.update(f.read())
+    for script in (__file__, imagelib.__file__):
+        with open(script, "rb") as f:
+            h.update(f.read())
     h.update(",".join(MODULES).encode())
     return h.hexdigest()[:16]
 
 
-def linked_libraries(root):
-    """Every shared library the ELF files under root load, by the path the loader finds."""
-    libs = set()
-    for dirpath, _, files in os.walk(root):
-        for name in files:
-            path = os.path.join(dirpath, name)
-            if os.path.islink(path):
-                continue
-            with open(path, "rb") as f:
-                if f.read(4) != b"\x7fELF":
-                    continue
-            out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
-            for line in out.splitlines():
-                m = re.search(r"(/\S+) \(0x", line)
-                if m and not m.group(1).startswith(root):
-                    libs.add(m.group(1))
-    return sorted(libs)
-
-
-def add_dir(tar, path, mode=0o755):
-    info = tarfile.TarInfo(path.lstrip("/") + "/")
-    info.type = tarfile.DIRTYPE
-    info.mode = mode
-    info.mtime = EPOCH
-    tar.addfile(info)
-
-
-def add_bytes(tar, path, data, mode=0o644):
-    info = tarfile.TarInfo(path.lstrip("/"))
-    info.size = len(data)
-    info.mode = mode
-    info.mtime = EPOCH
-    tar.addfile(info, io.BytesIO(data))
-
-
-def add_file(tar, path, source):
-    """A regular file at path with source's content (symlinks are resolved)."""
-    with open(os.path.realpath(source), "rb") as f:
-        add_bytes(tar, path, f.read(), os.stat(source).st_mode & 0o777)
-
-
-def layer(jre, libs):
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        dirs = {"/etc", "/tmp", "/opt", "/home", f"/home/nonroot"}
-        for lib in libs:
-            d = os.path.dirname(lib)
-            while d != "/":
-                dirs.add(d)
-                d = os.path.dirname(d)
-        for dirpath, dirnames, _ in os.walk(jre):
-            dirs.add("/opt/java" + dirpath[len(jre):])
-        for d in sorted(dirs):
-            add_dir(tar, d, 0o1777 if d == "/tmp" else 0o755)
-        add_bytes(tar, "/etc/passwd",
-                  f"root:x:0:0:root:/root:/sbin/nologin\n"
-                  f"nonroot:x:{USER}:{USER}:nonroot:/home/nonroot:/sbin/nologin\n".encode())
-        add_bytes(tar, "/etc/group", f"root:x:0:\nnonroot:x:{USER}:\n".encode())
-        add_bytes(tar, "/etc/nsswitch.conf", b"hosts: files dns\npasswd: files\ngroup: files\n")
-        for lib in libs:
-            add_file(tar, lib, lib)
-        for dirpath, _, files in sorted(os.walk(jre)):
-            for name in sorted(files):
-                source = os.path.join(dirpath, name)
-                add_file(tar, "/opt/java" + source[len(jre):], source)
-    return buffer.getvalue()
+def layer(jre):
+    out = imagelib.Layer()
+    out.users(USER, "nonroot")
+    out.dir("/home/nonroot")
+    for lib in imagelib.linked_libraries(jre):
+        out.file(lib, lib)
+    out.tree("/opt/java", jre)
+    return out.close()
 
 
 def archive(layer_bytes, key, out):
-    diff_id = "sha256:" + hashlib.sha256(layer_bytes).hexdigest()
-    config = {
-        "architecture": "amd64",
-        "os": "linux",
-        "created": "1970-01-01T00:00:00Z",
-        "config": {
-            "Env": ["PATH=/opt/java/bin:/usr/bin:/bin", "JAVA_HOME=/opt/java", "LANG=C.UTF-8"],
-            "User": f"{USER}:{USER}",
-            "WorkingDir": "/home/nonroot",
-            "Labels": {"org.opencontainers.image.title": "pallas-base",
-                       "org.opencontainers.image.description": "jlink'ed Java runtime on glibc"},
-        },
-        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
-        "history": [{"created": "1970-01-01T00:00:00Z", "created_by": "images/base-image.py"}],
-    }
-    config_bytes = json.dumps(config, sort_keys=True).encode()
-    config_name = hashlib.sha256(config_bytes).hexdigest() + ".json"
-    layer_name = diff_id[len("sha256:"):] + "/layer.tar"
-    manifest = [{"Config": config_name, "RepoTags": [f"pallas-base:{key}"], "Layers": [layer_name]}]
-    tmp = out + ".tmp"
-    with tarfile.open(tmp, "w", format=tarfile.GNU_FORMAT) as tar:
-        add_bytes(tar, "manifest.json", json.dumps(manifest).encode())
-        add_bytes(tar, config_name, config_bytes)
-        add_bytes(tar, layer_name, layer_bytes)
-    os.replace(tmp, out)
+    imagelib.write_archive(out, f"pallas-base:{key}", [layer_bytes], {
+        "Env": ["PATH=/opt/java/bin:/usr/bin:/bin", "JAVA_HOME=/opt/java", "LANG=C.UTF-8"],
+        "User": f"{USER}:{USER}",
+        "WorkingDir": "/home/nonroot",
+        "Labels": {"org.opencontainers.image.title": "pallas-base",
+                   "org.opencontainers.image.description": "jlink'ed Java runtime on glibc"},
+    }, "images/base-image.py")
 
 
 def main():
@@ -163,7 +86,7 @@ def main():
                     os.remove(lib)
             # the JDK's default CDS archive comes with jlink; regenerate it for this runtime
             run(os.path.join(jre, "bin", "java"), "-Xshare:dump")
-            archive(layer(jre, linked_libraries(jre)), key, cached)
+            archive(layer(jre), key, cached)
         print(f"base-image: built {cached}", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     shutil.copyfile(cached, args.out)
