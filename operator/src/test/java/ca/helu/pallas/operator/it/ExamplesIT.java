@@ -11,11 +11,14 @@ import ca.helu.pallas.operator.render.StartGate;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -48,6 +51,18 @@ class ExamplesIT {
     PallasDeployment d = ManifestParser.read(example);
     String ns = KubeCluster.shared().namespace("example");
     d.getMetadata().setNamespace(ns);
+    // the Secrets the example's header says to create, with made-up values
+    for (JsonNode ref : new YAMLMapper().readTree(example.toFile()).findValues("secretKeyRef")) {
+      K8S.resource(
+              new SecretBuilder()
+                  .withNewMetadata()
+                  .withName(ref.get("name").asText())
+                  .withNamespace(ns)
+                  .endMetadata()
+                  .addToStringData(ref.get("key").asText(), "example-value")
+                  .build())
+          .serverSideApply();
+    }
     PallasDeployment created = K8S.resource(d).create();
     String name = d.name();
 
