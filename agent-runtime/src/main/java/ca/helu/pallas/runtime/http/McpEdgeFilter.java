@@ -91,9 +91,6 @@ public final class McpEdgeFilter implements Filter {
 
   static final String UNSOLICITED = "Invalid Request: this server awaits no response with this id";
 
-  /** Marks a request whose body was refused because the bytes held would pass their limit. */
-  private static final String BUDGET_SPENT = McpEdgeFilter.class.getName() + ".budgetSpent";
-
   /**
    * What the edge does while the server drains (docs/runtime.md, "Errors callers see"): every
    * response closes its connection, so a client's next request opens a new one, which a Kubernetes
@@ -213,18 +210,13 @@ public final class McpEdgeFilter implements Filter {
       body = readBody(request, (int) declared);
       held = (int) declared;
     } else {
-      body = readUnknownLength(request);
+      body = readUnknownLength(request, response);
       held = body == null ? 0 : body.length;
     }
     try {
-      if (body == null) {
-        if (declared < 0 && request.getAttribute(BUDGET_SPENT) != null) {
-          response.setHeader("Connection", "close"); // the rest of the body is not read
-          unavailable(response, NullNode.instance, bodiesHeld());
-        }
-        return;
+      if (body != null) {
+        post(request, response, chain, body);
       }
-      post(request, response, chain, body);
     } finally {
       bodyBytes.release(held);
     }
@@ -296,7 +288,7 @@ public final class McpEdgeFilter implements Filter {
       } finally {
         sessions.release();
       }
-    } else if (message.has("id") && !answeredWhenBusy(rpcMethod, message)) {
+    } else if (!isResponse && message.has("id") && !answeredWhenBusy(rpcMethod, message)) {
       if (!requests.tryAcquire()) {
         unavailable(
             response,
@@ -386,26 +378,25 @@ public final class McpEdgeFilter implements Filter {
   }
 
   /**
-   * A body of unknown length (chunked), held piece by piece as it arrives and read up to one byte
-   * past the body limit; null once the connection is gone, or when the bytes held would pass their
-   * limit (then nothing is held, and the request carries {@link #BUDGET_SPENT}).
+   * A body of unknown length (chunked), held piece by piece as it arrives and read up to past the
+   * body limit; null, holding nothing, once the connection is gone or when the bytes held would
+   * pass their limit (then refused here).
    */
-  private byte[] readUnknownLength(HttpServletRequest request) {
+  private byte[] readUnknownLength(HttpServletRequest request, HttpServletResponse response)
+      throws IOException {
     ScheduledFuture<?> deadline = closeAfterBodyTimeout();
     ByteArrayOutputStream body = new ByteArrayOutputStream();
     byte[] piece = new byte[64 * 1024];
+    boolean spent = false;
     try {
       InputStream in = request.getInputStream();
       int n;
-      while (body.size() <= HttpHost.MAX_BODY_BYTES && (n = in.read(piece)) != -1) {
-        if (!bodyBytes.tryAcquire(n)) {
-          request.setAttribute(BUDGET_SPENT, true);
-          bodyBytes.release(body.size());
-          return null;
+      while (!spent && body.size() <= HttpHost.MAX_BODY_BYTES && (n = in.read(piece)) != -1) {
+        spent = !bodyBytes.tryAcquire(n);
+        if (!spent) {
+          body.write(piece, 0, n);
         }
-        body.write(piece, 0, n);
       }
-      return body.toByteArray();
     } catch (IOException e) {
       LOG.debug("request body not read: {}", e.toString());
       bodyBytes.release(body.size());
@@ -413,6 +404,13 @@ public final class McpEdgeFilter implements Filter {
     } finally {
       deadline.cancel(false);
     }
+    if (spent) {
+      bodyBytes.release(body.size());
+      response.setHeader("Connection", "close"); // the rest of the body is not read
+      unavailable(response, NullNode.instance, bodiesHeld());
+      return null;
+    }
+    return body.toByteArray();
   }
 
   /** A body that does not arrive in time (a stalled or trickling upload) loses its connection. */
