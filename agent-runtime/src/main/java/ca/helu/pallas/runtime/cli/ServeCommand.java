@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.cli;
 import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
@@ -55,6 +56,38 @@ final class ServeCommand implements Callable<Integer> {
   int bodyTimeoutSeconds = 30;
 
   @Option(
+      names = "--max-sessions",
+      paramLabel = "N",
+      description =
+          "MCP sessions one agent holds; a new session past it is refused with 503 (default:"
+              + " ${DEFAULT-VALUE})")
+  int maxSessions = EdgeLimits.DEFAULT.maxSessions();
+
+  @Option(
+      names = "--session-idle-timeout",
+      paramLabel = "SECONDS",
+      description =
+          "An MCP session without a request or an open stream this long is closed, its history"
+              + " freed (default: ${DEFAULT-VALUE})")
+  long sessionIdleSeconds = EdgeLimits.DEFAULT.sessionIdle().toSeconds();
+
+  @Option(
+      names = "--max-concurrent-requests",
+      paramLabel = "N",
+      description =
+          "MCP requests one agent answers at once besides ping and get_health; more are refused"
+              + " with 503 (default: ${DEFAULT-VALUE})")
+  int maxConcurrentRequests = EdgeLimits.DEFAULT.maxConcurrentRequests();
+
+  @Option(
+      names = "--max-body-bytes-held",
+      paramLabel = "MIB",
+      description =
+          "MiB of request bodies one agent holds at once, from arrival until answered; more are"
+              + " refused with 503 (default: ${DEFAULT-VALUE})")
+  long maxBodyMibHeld = EdgeLimits.DEFAULT.maxBodyBytesHeld() >> 20;
+
+  @Option(
       names = "--allowed-origin",
       paramLabel = "ORIGIN",
       description = "Browser Origin accepted besides localhost (repeatable)")
@@ -64,9 +97,16 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() {
     Environment env = common.environment();
     PallasDeployment deployment;
+    EdgeLimits limits;
     try {
       deployment = common.read(env);
-    } catch (InvalidDeploymentException e) {
+      limits =
+          new EdgeLimits(
+              maxSessions,
+              Duration.ofSeconds(sessionIdleSeconds),
+              maxConcurrentRequests,
+              maxBodyMibHeld << 20);
+    } catch (InvalidDeploymentException | IllegalArgumentException e) {
       System.err.println(e.getMessage());
       return 2;
     }
@@ -77,7 +117,8 @@ final class ServeCommand implements Callable<Integer> {
             cluster,
             Duration.ofSeconds(drainSeconds),
             allowedOrigins,
-            Duration.ofSeconds(bodyTimeoutSeconds));
+            Duration.ofSeconds(bodyTimeoutSeconds),
+            limits);
     PallasMetrics metrics = new PallasMetrics();
     DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
     Fleet fleet = new Fleet(deployment, options, metrics, parts);

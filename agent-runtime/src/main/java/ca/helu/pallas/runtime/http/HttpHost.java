@@ -168,6 +168,8 @@ public final class HttpHost implements AutoCloseable {
     private String servletPath;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
     private McpEdgeFilter.Drain drain = McpEdgeFilter.Drain.NEVER;
+    private EdgeLimits limits = EdgeLimits.DEFAULT;
+    private McpEdgeFilter.Sessions sessions = McpEdgeFilter.Sessions.UNBOUNDED;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -188,6 +190,13 @@ public final class HttpHost implements AutoCloseable {
     /** What the servlet's edge does while the server drains (McpEdgeFilter.Drain). */
     public Builder drain(McpEdgeFilter.Drain drain) {
       this.drain = drain;
+      return this;
+    }
+
+    /** What the servlet's edge holds at once, and the sessions counted against its cap. */
+    public Builder limits(EdgeLimits limits, McpEdgeFilter.Sessions sessions) {
+      this.limits = limits;
+      this.sessions = sessions;
       return this;
     }
 
@@ -228,7 +237,8 @@ public final class HttpHost implements AutoCloseable {
                     Servlets.filter(
                             "mcp-edge",
                             McpEdgeFilter.class,
-                            new ImmediateInstanceFactory<>(new McpEdgeFilter(bodyTimeout, drain)))
+                            new ImmediateInstanceFactory<>(
+                                new McpEdgeFilter(bodyTimeout, drain, limits, sessions)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by

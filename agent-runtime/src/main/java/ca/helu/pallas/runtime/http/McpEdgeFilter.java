@@ -25,7 +25,9 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.Writer;
@@ -36,6 +38,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -48,7 +51,8 @@ import org.xnio.IoUtils;
  * serialized exception (class names, stack frames, library messages). Methods other than POST, GET
  * and DELETE get 405 without an echo (TRACE included). A POST body that is not a JSON-RPC 2.0
  * request object, or a request whose params the SDK would fail on without answering (initialize and
- * tools/call without an object of params), is refused here, with -32700, -32600 or -32602.
+ * tools/call without an object of params), is refused here, with -32700, -32600 or -32602. The
+ * bounds of {@link EdgeLimits} (sessions, concurrent requests, body bytes held) are kept here too.
  */
 public final class McpEdgeFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(McpEdgeFilter.class);
@@ -82,6 +86,11 @@ public final class McpEdgeFilter implements Filter {
   /** JSON-RPC's implementation-defined server error: this server is shutting down. */
   static final int SHUTTING_DOWN = -32000;
 
+  /** The same code for a bound of {@link EdgeLimits} reached: retry later. */
+  static final int UNAVAILABLE = -32000;
+
+  static final String UNSOLICITED = "Invalid Request: this server awaits no response with this id";
+
   /**
    * What the edge does while the server drains (docs/runtime.md, "Errors callers see"): every
    * response closes its connection, so a client's next request opens a new one, which a Kubernetes
@@ -98,16 +107,46 @@ public final class McpEdgeFilter implements Filter {
     public static final Drain NEVER = new Drain(() -> false, false);
   }
 
+  /** Room for new MCP sessions: the agent's count against its cap. */
+  public interface Sessions {
+    Sessions UNBOUNDED =
+        new Sessions() {
+          @Override
+          public boolean reserve() {
+            return true;
+          }
+
+          @Override
+          public void release() {}
+        };
+
+    /** Holds room for a session being initialized; false when the agent holds its maximum. */
+    boolean reserve();
+
+    /** The initialize that reserved room has been answered (its session counts by itself). */
+    void release();
+  }
+
   private final Duration bodyTimeout;
   private final Drain drain;
+  private final EdgeLimits limits;
+  private final Sessions sessions;
+  private final Semaphore requests;
+  private final Semaphore bodyBytes;
 
   /**
    * @param bodyTimeout how long a POST body may take to arrive before the connection closes
    * @param drain what to do with requests while the server drains
+   * @param limits what the endpoint holds at once
+   * @param sessions the sessions counted against {@code limits.maxSessions()}
    */
-  public McpEdgeFilter(Duration bodyTimeout, Drain drain) {
+  public McpEdgeFilter(Duration bodyTimeout, Drain drain, EdgeLimits limits, Sessions sessions) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
+    this.limits = limits;
+    this.sessions = sessions;
+    this.requests = new Semaphore(limits.maxConcurrentRequests());
+    this.bodyBytes = new Semaphore((int) limits.maxBodyBytesHeld());
   }
 
   /** JSON whose only size limit is the body's: a long string is not a parse error. */
@@ -124,8 +163,7 @@ public final class McpEdgeFilter implements Filter {
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
     String method = request.getMethod();
-    boolean draining = drain.active().getAsBoolean();
-    if (draining) {
+    if (drain.active().getAsBoolean()) {
       response.setHeader("Connection", "close");
     }
     if (!METHODS.contains(method)) {
@@ -138,94 +176,151 @@ public final class McpEdgeFilter implements Filter {
           "HTTP method " + safe(method) + " is not allowed here: use POST, GET or DELETE");
       return;
     }
-    JsonNode id = NullNode.instance;
-    boolean isResponse = false;
     String version = request.getHeader("MCP-Protocol-Version");
     if (version != null && !PROTOCOL_VERSIONS.contains(version)) {
       refuse(
           response,
           400,
-          id,
+          NullNode.instance,
           INVALID_REQUEST,
           "Bad Request: unsupported MCP-Protocol-Version;"
               + " supported: "
               + String.join(", ", PROTOCOL_VERSIONS));
       return;
     }
-    if (method.equals("POST")) {
-      if (request.getContentLengthLong() > HttpHost.MAX_BODY_BYTES) {
-        refuse(response, 413, id, INVALID_REQUEST, TOO_LARGE);
-        return;
-      }
-      byte[] body;
-      // a body that does not arrive in time (a stalled or trickling upload) loses its connection
-      HttpServerExchange exchange = ServletRequestContext.requireCurrent().getExchange();
-      ScheduledFuture<?> deadline =
-          DEADLINES.schedule(
-              () -> {
-                LOG.debug("closing a connection whose request body took over {}", bodyTimeout);
-                IoUtils.safeClose(exchange.getConnection());
-              },
-              bodyTimeout.toMillis(),
-              TimeUnit.MILLISECONDS);
-      try {
-        body = request.getInputStream().readNBytes((int) HttpHost.MAX_BODY_BYTES + 1);
-      } catch (IOException e) {
-        LOG.debug("request body not read: {}", e.toString());
-        return; // the connection is gone: nobody to answer
-      } finally {
-        deadline.cancel(false);
-      }
-      if (body.length > HttpHost.MAX_BODY_BYTES) {
-        response.setHeader("Connection", "close"); // the rest of the body is not read
-        refuse(response, 413, id, INVALID_REQUEST, TOO_LARGE);
-        return;
-      }
-      JsonNode message;
-      try {
-        message = JSON.readTree(body);
-      } catch (IOException e) {
-        refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is not valid JSON");
-        return;
-      }
-      if (message == null || message.isMissingNode()) {
-        refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is empty");
-        return;
-      }
-      if (message.isObject() && message.has("id")) {
-        id = message.get("id");
-      }
-      isResponse = message.isObject() && !message.has("method");
-      String problem = envelopeProblem(message);
-      if (problem != null) {
-        refuse(
-            response,
-            400,
-            id,
-            problem.startsWith("Invalid params") ? INVALID_PARAMS : INVALID_REQUEST,
-            problem);
-        return;
-      }
-      Refusal handOver = draining && drain.handOverSessions() ? handOver(request, message) : null;
-      if (handOver != null) {
-        if (handOver.status() == 503) {
-          response.setHeader("Retry-After", "1");
-        }
-        refuse(response, handOver.status(), id, SHUTTING_DOWN, handOver.message());
-        return;
-      }
-      request = new CachedBody(request, body);
+    if (!method.equals("POST")) {
+      pass(request, response, chain, NullNode.instance, false);
+      return;
     }
-    ErrorCapture capture = new ErrorCapture(response);
-    chain.doFilter(request, capture);
-    if (capture.status >= 500 && isResponse) {
-      // the SDK fails on a response to a request it never sent: the client's mistake
+    long declared = request.getContentLengthLong();
+    if (declared > HttpHost.MAX_BODY_BYTES) {
+      refuse(response, 413, NullNode.instance, INVALID_REQUEST, TOO_LARGE);
+      return;
+    }
+    // a body is held from its first byte until its request is answered: the SDK parses it, and
+    // a call's turn runs, inside chain.doFilter
+    if (declared > 0 && !bodyBytes.tryAcquire((int) declared)) {
+      response.setHeader("Connection", "close"); // the body is not read
+      unavailable(response, NullNode.instance, bodiesHeld());
+      return;
+    }
+    byte[] body;
+    int held;
+    if (declared > 0) {
+      body = readBody(request, (int) declared);
+      held = (int) declared;
+    } else {
+      body = readUnknownLength(request, response);
+      held = body == null ? 0 : body.length;
+    }
+    try {
+      if (body != null) {
+        post(request, response, chain, body);
+      }
+    } finally {
+      bodyBytes.release(held);
+    }
+  }
+
+  /** A POST whose body has arrived: refused here, or passed on to the transport. */
+  private void post(
+      HttpServletRequest request, HttpServletResponse response, FilterChain chain, byte[] body)
+      throws IOException, ServletException {
+    JsonNode id = NullNode.instance;
+    if (body.length > HttpHost.MAX_BODY_BYTES) {
+      response.setHeader("Connection", "close"); // the rest of the body is not read
+      refuse(response, 413, id, INVALID_REQUEST, TOO_LARGE);
+      return;
+    }
+    JsonNode message;
+    try {
+      message = JSON.readTree(body);
+    } catch (IOException e) {
+      refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is not valid JSON");
+      return;
+    }
+    if (message == null || message.isMissingNode()) {
+      refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is empty");
+      return;
+    }
+    if (message.isObject() && message.has("id")) {
+      id = message.get("id");
+    }
+    String problem = envelopeProblem(message);
+    if (problem != null) {
       refuse(
           response,
           400,
           id,
-          INVALID_REQUEST,
-          "Invalid Request: this server awaits no response with this id");
+          problem.startsWith("Invalid params") ? INVALID_PARAMS : INVALID_REQUEST,
+          problem);
+      return;
+    }
+    boolean isResponse = !message.has("method");
+    if (isResponse && !answersThisServer(id, request.getHeader("Mcp-Session-Id"))) {
+      // the SDK would log an ERROR for it: a client's mistake, refused quietly here
+      refuse(response, 400, id, INVALID_REQUEST, UNSOLICITED);
+      return;
+    }
+    boolean draining = drain.active().getAsBoolean();
+    Refusal handOver = draining && drain.handOverSessions() ? handOver(request, message) : null;
+    if (handOver != null) {
+      if (handOver.status() == 503) {
+        response.setHeader("Retry-After", "1");
+      }
+      refuse(response, handOver.status(), id, SHUTTING_DOWN, handOver.message());
+      return;
+    }
+    String rpcMethod = message.path("method").asText("");
+    HttpServletRequest cached = new CachedBody(request, body);
+    if (rpcMethod.equals("initialize")) {
+      if (!sessions.reserve()) {
+        unavailable(
+            response,
+            id,
+            "Service Unavailable: this agent holds its maximum of "
+                + limits.maxSessions()
+                + " sessions; retry later, and end (DELETE) sessions no longer used");
+        return;
+      }
+      try {
+        pass(cached, response, chain, id, false);
+      } finally {
+        sessions.release();
+      }
+    } else if (!isResponse && message.has("id") && !answeredWhenBusy(rpcMethod, message)) {
+      if (!requests.tryAcquire()) {
+        unavailable(
+            response,
+            id,
+            "Service Unavailable: this agent is answering its maximum of "
+                + limits.maxConcurrentRequests()
+                + " concurrent requests; retry shortly");
+        return;
+      }
+      try {
+        pass(cached, response, chain, id, false);
+      } finally {
+        requests.release();
+      }
+    } else {
+      pass(cached, response, chain, id, isResponse);
+    }
+  }
+
+  /** Hands a request to the transport, turning any error it writes into one of ours. */
+  private void pass(
+      HttpServletRequest request,
+      HttpServletResponse response,
+      FilterChain chain,
+      JsonNode id,
+      boolean isResponse)
+      throws IOException, ServletException {
+    ErrorCapture capture = new ErrorCapture(response);
+    chain.doFilter(request, capture);
+    if (capture.status >= 500 && isResponse) {
+      // the SDK fails on a response to a request it never sent: the client's mistake
+      refuse(response, 400, id, INVALID_REQUEST, UNSOLICITED);
       return;
     }
     if (capture.status >= 500 && drain.active().getAsBoolean()) {
@@ -243,6 +338,98 @@ public final class McpEdgeFilter implements Filter {
           status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST,
           messageFor(status, capture.body()));
     }
+  }
+
+  /** Calls kept out of the request limit, so a busy agent still tells how it is. */
+  private static boolean answeredWhenBusy(String method, JsonNode message) {
+    return method.equals("ping")
+        || method.equals("tools/call")
+            && message.path("params").path("name").asText("").equals("get_health");
+  }
+
+  /**
+   * Whether a response's id is one this server gives its requests (keep-alive pings): the SDK
+   * numbers them {@code <session id>-<n>}.
+   */
+  private static boolean answersThisServer(JsonNode id, String session) {
+    return session != null
+        && id.isTextual()
+        && id.asText().startsWith(session + "-")
+        && id.asText().substring(session.length() + 1).chars().allMatch(Character::isDigit);
+  }
+
+  private String bodiesHeld() {
+    return "Service Unavailable: request bodies being received and answered hold the limit of "
+        + (limits.maxBodyBytesHeld() >> 20)
+        + " MiB at once; retry shortly";
+  }
+
+  /** A body of known length, or null once the connection is gone (nobody to answer). */
+  private byte[] readBody(HttpServletRequest request, int length) {
+    ScheduledFuture<?> deadline = closeAfterBodyTimeout();
+    try {
+      return request.getInputStream().readNBytes(length);
+    } catch (IOException e) {
+      LOG.debug("request body not read: {}", e.toString());
+      return null;
+    } finally {
+      deadline.cancel(false);
+    }
+  }
+
+  /**
+   * A body of unknown length (chunked), held piece by piece as it arrives and read up to past the
+   * body limit; null, holding nothing, once the connection is gone or when the bytes held would
+   * pass their limit (then refused here).
+   */
+  private byte[] readUnknownLength(HttpServletRequest request, HttpServletResponse response)
+      throws IOException {
+    ScheduledFuture<?> deadline = closeAfterBodyTimeout();
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    byte[] piece = new byte[64 * 1024];
+    boolean spent = false;
+    try {
+      InputStream in = request.getInputStream();
+      int n;
+      while (!spent && body.size() <= HttpHost.MAX_BODY_BYTES && (n = in.read(piece)) != -1) {
+        spent = !bodyBytes.tryAcquire(n);
+        if (!spent) {
+          body.write(piece, 0, n);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("request body not read: {}", e.toString());
+      bodyBytes.release(body.size());
+      return null;
+    } finally {
+      deadline.cancel(false);
+    }
+    if (spent) {
+      bodyBytes.release(body.size());
+      response.setHeader("Connection", "close"); // the rest of the body is not read
+      unavailable(response, NullNode.instance, bodiesHeld());
+      return null;
+    }
+    return body.toByteArray();
+  }
+
+  /** A body that does not arrive in time (a stalled or trickling upload) loses its connection. */
+  private ScheduledFuture<?> closeAfterBodyTimeout() {
+    HttpServerExchange exchange = ServletRequestContext.requireCurrent().getExchange();
+    return DEADLINES.schedule(
+        () -> {
+          LOG.debug("closing a connection whose request body took over {}", bodyTimeout);
+          IoUtils.safeClose(exchange.getConnection());
+        },
+        bodyTimeout.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** 503 with Retry-After: a bound of {@link EdgeLimits} is reached for now. */
+  private static void unavailable(HttpServletResponse response, JsonNode id, String message)
+      throws IOException {
+    response.setHeader("Retry-After", "1");
+    refuse(response, 503, id, UNAVAILABLE, message);
   }
 
   private record Refusal(int status, String message) {}

@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.loop.AgentLoop;
@@ -59,6 +60,7 @@ public final class AgentMcpServer implements AutoCloseable {
   private final Conversations conversations;
   private final HttpServletStreamableServerTransportProvider transport;
   private final McpAsyncServer server;
+  private final McpSessions sessions;
 
   public AgentMcpServer(
       AgentCard card,
@@ -67,12 +69,14 @@ public final class AgentMcpServer implements AutoCloseable {
       Supplier<HealthReport> health,
       PallasMetrics metrics,
       InFlight inFlight,
-      List<String> allowedOrigins) {
+      List<String> allowedOrigins,
+      EdgeLimits limits) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
     // a history the model could read in full
-    this.conversations = new Conversations(scope, card.capabilities().contextChars());
+    this.conversations =
+        new Conversations(scope, card.capabilities().contextChars(), limits.sessionIdle());
     metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
     TurnHandler turns = new TurnHandler(card, loop, scope, conversations, metrics, inFlight);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
@@ -91,6 +95,10 @@ public final class AgentMcpServer implements AutoCloseable {
                   : McpTransportContext.create(Map.of(TurnHandler.AUTHORIZATION, auth));
             })
             .build();
+    this.sessions =
+        new McpSessions(
+            transport, limits.maxSessions(), limits.sessionIdle(), conversations::forget);
+    metrics.sessions(agent, sessions::count);
 
     McpSchema.Tool sendMessage =
         McpSchema.Tool.builder()
@@ -176,7 +184,15 @@ public final class AgentMcpServer implements AutoCloseable {
         .build();
   }
 
-  /** The servlet that serves /mcp: the SDK's transport, forgetting a deleted session's history. */
+  /** Room for new sessions, for the edge to keep the cap. */
+  public McpEdgeFilter.Sessions sessions() {
+    return sessions;
+  }
+
+  /**
+   * The servlet that serves /mcp: the SDK's transport, noting when each session was last used and
+   * forgetting a deleted session's history.
+   */
   public HttpServlet servlet() {
     return new HttpServlet() {
       @Override
@@ -188,10 +204,13 @@ public final class AgentMcpServer implements AutoCloseable {
       @Override
       public void service(ServletRequest req, ServletResponse res)
           throws ServletException, IOException {
-        transport.service(req, res);
         var request = (HttpServletRequest) req;
         var response = (HttpServletResponse) res;
         String session = request.getHeader(HttpHeaders.MCP_SESSION_ID);
+        sessions.seen(session);
+        transport.service(req, res);
+        // a call's response stream has ended by now; an initialize has named its new session
+        sessions.seen(session == null ? response.getHeader(HttpHeaders.MCP_SESSION_ID) : session);
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
           conversations.forget(session);
         }
@@ -221,6 +240,7 @@ public final class AgentMcpServer implements AutoCloseable {
 
   @Override
   public void close() {
+    sessions.close();
     server.closeGracefully().block(Duration.ofSeconds(5));
   }
 }

@@ -13,12 +13,11 @@ import java.util.function.LongSupplier;
  * Conversation histories by instance scope: one for a shared agent, one per MCP session for
  * connection scope, none kept for request. Memory is bounded (docs/runtime.md, "Conversations and
  * concurrency"): each history by its budget, a session's history is forgotten when the session is
- * deleted or has been idle for {@link #IDLE_EXPIRY}, and the least recently used sessions go first
- * past {@link #MAX_SESSIONS} or {@link #MAX_TOTAL_CHARS} for the agent.
+ * deleted, closed or has been idle for the idle timeout, and the least recently used sessions go
+ * first past {@link #MAX_TOTAL_CHARS} for the agent (the number of sessions is capped at the edge:
+ * {@link McpSessions}).
  */
 final class Conversations {
-  static final int MAX_SESSIONS = 10_000;
-  static final Duration IDLE_EXPIRY = Duration.ofMinutes(30);
   static final long MAX_TOTAL_CHARS = 64L << 20;
 
   private static final class Entry {
@@ -43,8 +42,8 @@ final class Conversations {
   /**
    * @param budgetChars the most one history holds (from the model's context window)
    */
-  Conversations(InstanceScope scope, long budgetChars) {
-    this(scope, budgetChars, MAX_TOTAL_CHARS, IDLE_EXPIRY, System::nanoTime);
+  Conversations(InstanceScope scope, long budgetChars, Duration idleExpiry) {
+    this(scope, budgetChars, MAX_TOTAL_CHARS, idleExpiry, System::nanoTime);
   }
 
   Conversations(
@@ -76,9 +75,6 @@ final class Conversations {
           }
           entry.lastUsed = now;
           bySession.put(key(sessionId), entry);
-          while (bySession.size() > MAX_SESSIONS) {
-            evictEldest();
-          }
           yield entry.conversation;
         }
       }

@@ -185,6 +185,15 @@ public final class PallasMetrics {
         .register(registry);
   }
 
+  /** pallas_mcp_sessions{agent}: MCP sessions the agent's transport holds. */
+  public void sessions(String agent, IntSupplier sessions) {
+    Gauge.builder("pallas.mcp.sessions", sessions, s -> s.getAsInt())
+        .strongReference(true)
+        .description("MCP sessions the agent holds")
+        .tags("agent", agent)
+        .register(registry);
+  }
+
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
     return registry.scrape();

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
@@ -31,6 +32,7 @@ public final class AgentHost implements AutoCloseable {
       PallasMetrics metrics,
       AutoCloseable resources,
       Duration bodyTimeout,
+      EdgeLimits limits,
       boolean handOverSessions) {
     this.agent = agent;
     this.mcp = mcp;
@@ -41,6 +43,7 @@ public final class AgentHost implements AutoCloseable {
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
             .drain(new McpEdgeFilter.Drain(inFlight::draining, handOverSessions))
+            .limits(limits, mcp.sessions())
             .servlet("/mcp", mcp.servlet())
             .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
             .exact("/livez", HttpHost.probe(() -> true))

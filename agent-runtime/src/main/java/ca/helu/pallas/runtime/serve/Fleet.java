@@ -139,7 +139,8 @@ public final class Fleet implements AutoCloseable {
               parts.health(),
               metrics,
               inFlight,
-              options.allowedOrigins());
+              options.allowedOrigins(),
+              options.limits());
       AgentHost host =
           new AgentHost(
               agent.name(),
@@ -150,6 +151,7 @@ public final class Fleet implements AutoCloseable {
               metrics,
               parts,
               options.bodyTimeout(),
+              options.limits(),
               options.cluster());
       bind("agent " + agent.name(), port, host::start);
       agents.put(agent.name(), host);

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.List;
  * @param allowedOrigins browser origins accepted besides localhost
  * @param bodyTimeout how long a request's headers and body may take to arrive before the connection
  *     is closed (a stalled or trickling upload)
+ * @param limits what each agent's MCP endpoint holds at once: sessions, requests, body bytes
  */
 public record ServeOptions(
     String bindAddress,
@@ -23,22 +25,36 @@ public record ServeOptions(
     boolean cluster,
     Duration drainTimeout,
     List<String> allowedOrigins,
-    Duration bodyTimeout) {
+    Duration bodyTimeout,
+    EdgeLimits limits) {
   public static ServeOptions local() {
     return new ServeOptions(
-        "0.0.0.0", null, false, Duration.ofSeconds(30), List.of(), HttpHost.DEFAULT_BODY_TIMEOUT);
+        "0.0.0.0",
+        null,
+        false,
+        Duration.ofSeconds(30),
+        List.of(),
+        HttpHost.DEFAULT_BODY_TIMEOUT,
+        EdgeLimits.DEFAULT);
   }
 
   public ServeOptions withBindAddress(String address) {
-    return new ServeOptions(address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout);
+    return new ServeOptions(
+        address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout, limits);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
     return new ServeOptions(
-        bindAddress, onlyAgent, inCluster, drainTimeout, allowedOrigins, bodyTimeout);
+        bindAddress, onlyAgent, inCluster, drainTimeout, allowedOrigins, bodyTimeout, limits);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
-    return new ServeOptions(bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, timeout);
+    return new ServeOptions(
+        bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, timeout, limits);
+  }
+
+  public ServeOptions withLimits(EdgeLimits edgeLimits) {
+    return new ServeOptions(
+        bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout, edgeLimits);
   }
 }

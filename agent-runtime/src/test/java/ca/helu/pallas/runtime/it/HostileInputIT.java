@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -29,6 +33,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.slf4j.LoggerFactory;
 
 /**
  * Requests the MCP transport refuses leave as clean JSON-RPC errors (issue 8 §1, §7): the right
@@ -444,6 +449,36 @@ class HostileInputIT {
           .isEqualTo(i % 2 == 0 ? 200 : 400);
       assertThat(r.body()).contains(i % 2 == 0 ? "\"isError\":false" : "\"error\"");
     }
+  }
+
+  /**
+   * A response to a request this server never sent is refused at the edge, without the ERROR line
+   * the SDK would log for it (issue 8 §6: a client's mistake is no fault of ours).
+   */
+  @Test
+  void anUnsolicitedResponseIsRefusedWithoutAnErrorLogged() throws Exception {
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    log.start();
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.addAppender(log);
+    try {
+      for (String response :
+          List.of(
+              "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}",
+              "{\"jsonrpc\":\"2.0\",\"id\":\"x-1\",\"error\":{\"code\":1,\"message\":\"m\"}}")) {
+        HttpResponse<String> r =
+            HTTP.send(postInSession(response), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(r.body()).at("/error/message").asText())
+            .contains("awaits no response with this id");
+      }
+    } finally {
+      root.detachAppender(log);
+    }
+    assertThat(log.list)
+        .filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .isEmpty();
   }
 
   @Test

@@ -56,11 +56,17 @@ public final class RunningFleet implements AutoCloseable {
 
   /** A fleet served with options changed from the tests' defaults. */
   public static RunningFleet start(String yaml, UnaryOperator<ServeOptions> options) {
+    return start(yaml, options, DefaultAgentParts.Timings.DEFAULT);
+  }
+
+  /** A fleet served with options and timings changed from the tests' defaults. */
+  public static RunningFleet start(
+      String yaml, UnaryOperator<ServeOptions> options, DefaultAgentParts.Timings timings) {
     return new RunningFleet(
         withFreePorts(yaml),
         Map.of(),
         options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
-        DefaultAgentParts.Timings.DEFAULT);
+        timings);
   }
 
   /** Replaces each distinct ${port:NAME} with a free port. */
