@@ -5,6 +5,8 @@
 #   tools/go-binaries.sh [COMPONENT...]
 #       default: kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool
 #                kube-scheduler kubelet kube-proxy coredns (the last four for e2e/cluster/cluster.sh)
+#                prometheus prometheus-operator prometheus-config-reloader (the cluster tier's
+#                monitoring: e2e/cluster/tool-images.py makes images of them)
 #
 # COMPONENT is any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubectl, kubelet, kube-proxy,
 # kube-controller-manager, kube-scheduler), etcd, helm, promtool, coredns, or prometheus-crds (the
@@ -27,7 +29,7 @@ BIN=$CACHE/kube/$KUBE_VERSION/bin
 API_TEST_DIR=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION#v}-linux-amd64
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool
-  kube-scheduler kubelet kube-proxy coredns)
+  kube-scheduler kubelet kube-proxy coredns prometheus prometheus-operator prometheus-config-reloader)
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "go-binaries: Go is required (/usr/local/go or Debian's golang-go)" >&2; exit 1; }
@@ -120,12 +122,19 @@ for c in "${components[@]}"; do
     prometheus-crds) prometheus_crds; continue ;;
     helm) build_tool helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
     coredns) build_tool coredns github.com/coredns/coredns "$COREDNS_VERSION" github.com/coredns/coredns ;;
-    promtool)
-      build_tool promtool github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
-        github.com/prometheus/prometheus/cmd/promtool ;;
+    promtool | prometheus)
+      build_tool "$c" github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
+        "github.com/prometheus/prometheus/cmd/$c" ;;
+    prometheus-operator)
+      build_tool prometheus-operator github.com/prometheus-operator/prometheus-operator \
+        "$PROMETHEUS_OPERATOR_VERSION" github.com/prometheus-operator/prometheus-operator/cmd/operator ;;
+    prometheus-config-reloader)
+      build_tool prometheus-config-reloader github.com/prometheus-operator/prometheus-operator \
+        "$PROMETHEUS_OPERATOR_VERSION" \
+        github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader ;;
   esac
   case "$c" in
-    helm | promtool | coredns)
+    helm | promtool | coredns | prometheus | prometheus-operator | prometheus-config-reloader)
       [ $((SECONDS - start)) -lt 2 ] || echo "go-binaries: $c built in $((SECONDS - start)) s"
       continue ;;
   esac

@@ -12,7 +12,6 @@ import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpSyncClient;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -24,7 +23,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -205,7 +203,9 @@ class EdgeLimitsIT {
           .containsIgnoringCase("Retry-After:")
           .contains("\"code\":-32000", "limit of 100 MiB");
       // a chunked body counts as it arrives: refused once it passes the 30 MiB left
-      assertThat(chunked(fleet, 40)).startsWith("HTTP/1.1 503").contains("limit of 100 MiB");
+      assertThat(RawMcp.chunkedPost(fleet.port("a"), 40))
+          .startsWith("HTTP/1.1 503")
+          .contains("limit of 100 MiB");
       RawMcp small = RawMcp.open(fleet.mcpUrl("a"), null);
       assertThat(RawMcp.text(small.callTool("get_health", Map.of()))).contains("\"status\"");
 
@@ -228,33 +228,6 @@ class EdgeLimitsIT {
       } catch (SocketTimeoutException waiting) {
         return ""; // admitted: the server waits for the body
       }
-    }
-  }
-
-  /** The answer to a chunked POST of {@code mib} MiB of spaces. */
-  private static String chunked(RunningFleet fleet, int mib) throws Exception {
-    try (Socket socket = new Socket("127.0.0.1", fleet.port("a"))) {
-      OutputStream out = socket.getOutputStream();
-      out.write(
-          ("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  + "Accept: application/json, text/event-stream\r\n"
-                  + "Transfer-Encoding: chunked\r\n\r\n")
-              .getBytes(StandardCharsets.US_ASCII));
-      byte[] chunk = new byte[1 << 20];
-      Arrays.fill(chunk, (byte) ' ');
-      byte[] size =
-          (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
-      try {
-        for (int i = 0; i < mib; i++) {
-          out.write(size);
-          out.write(chunk);
-          out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-        }
-        out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-      } catch (IOException refused) {
-        // the server stops reading once it refuses
-      }
-      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
     }
   }
 

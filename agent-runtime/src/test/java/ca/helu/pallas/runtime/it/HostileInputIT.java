@@ -10,7 +10,6 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -21,7 +20,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
@@ -512,30 +510,10 @@ class HostileInputIT {
 
   @Test
   void aChunkedBodyOverTheLimitIsRefusedOnceItPassesIt() throws Exception {
-    try (Socket socket = new Socket("127.0.0.1", fleet.port("a"))) {
-      OutputStream out = socket.getOutputStream();
-      out.write(
-          ("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  + "Accept: application/json, text/event-stream\r\n"
-                  + "Transfer-Encoding: chunked\r\n\r\n")
-              .getBytes(StandardCharsets.US_ASCII));
-      byte[] chunk = new byte[1 << 20];
-      Arrays.fill(chunk, (byte) ' ');
-      byte[] size =
-          (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
-      try {
-        for (int i = 0; i < 100; i++) { // 100 MiB, past the 80 MiB limit
-          out.write(size);
-          out.write(chunk);
-          out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-        }
-      } catch (IOException closed) {
-        // the server stops reading once the limit is passed
-      }
-      String answer =
-          new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
-      assertThat(answer).startsWith("HTTP/1.1 413").contains("at most 80 MiB");
-    }
+    // 100 MiB, past the 80 MiB limit: the server stops reading once the limit is passed
+    assertThat(RawMcp.chunkedPost(fleet.port("a"), 100))
+        .startsWith("HTTP/1.1 413")
+        .contains("at most 80 MiB");
   }
 
   /** Every limit of docs/runtime.md can be reached, and one past it is refused by name. */

@@ -2,11 +2,16 @@ package ca.helu.pallas.runtime.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 
 /**
@@ -68,6 +73,36 @@ public final class RawMcp {
       }
     }
     throw new IllegalStateException("no result in: " + response.body());
+  }
+
+  /**
+   * What the agent on this port answers a chunked POST of {@code mib} MiB of spaces with, as raw
+   * HTTP (bytes on a socket: the body is never complete JSON).
+   */
+  public static String chunkedPost(int port, int mib) throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      OutputStream out = socket.getOutputStream();
+      out.write(
+          ("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  + "Accept: application/json, text/event-stream\r\n"
+                  + "Transfer-Encoding: chunked\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
+      byte[] chunk = new byte[1 << 20];
+      Arrays.fill(chunk, (byte) ' ');
+      byte[] size =
+          (Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+      try {
+        for (int i = 0; i < mib; i++) {
+          out.write(size);
+          out.write(chunk);
+          out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+        out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      } catch (IOException refused) {
+        // the server stops reading once it refuses
+      }
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+    }
   }
 
   public static String text(JsonNode result) {

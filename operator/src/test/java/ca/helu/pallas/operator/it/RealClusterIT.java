@@ -161,7 +161,7 @@ class RealClusterIT {
   @Test
   @Order(2)
   void aRollingUpdateLosesNoCall() throws Exception {
-    restrictedNamespace("rollout");
+    cluster.restrictedNamespace("rollout");
     Path manifest = dir.resolve("rollout.yaml");
     Files.writeString(manifest, rolloutManifest("You answer calls."));
     cluster.kubectl("apply", "--namespace", "rollout", "-f", manifest.toString());
@@ -296,7 +296,7 @@ class RealClusterIT {
   @Order(5)
   void aRotatedProviderKeyRollsExactlyTheAgentsThatUseIt() throws Exception {
     try (FakeLlmServer llm = FakeLlmServer.openAiOn(NodeCluster.NODE_IP, "fake-model")) {
-      restrictedNamespace("provider");
+      cluster.restrictedNamespace("provider");
       cluster.kubectl(
           "create",
           "secret",
@@ -395,7 +395,7 @@ class RealClusterIT {
   @Test
   @Order(6)
   void tenAgentsBecomeReady() throws Exception {
-    restrictedNamespace("ten");
+    cluster.restrictedNamespace("ten");
     StringBuilder agents = new StringBuilder();
     for (int i = 0; i < 10; i++) {
       agents.append("    - {name: a").append(i).append("}\n");
@@ -422,12 +422,6 @@ class RealClusterIT {
     System.out.printf("10 agents: kubectl apply to Ready=True %.1f s%n", seconds(start));
     assertThat(cluster.kubectl("get", "pallas", "--namespace", "ten"))
         .containsPattern("ten\\s+True\\s+10/10");
-  }
-
-  /** A namespace that admits only pods meeting Pod Security "restricted". */
-  private static void restrictedNamespace(String name) throws Exception {
-    cluster.kubectl("create", "namespace", name);
-    cluster.kubectl("label", "namespace", name, "pod-security.kubernetes.io/enforce=restricted");
   }
 
   /** The names of an agent's pods (one replica here), terminating ones included. */

@@ -94,6 +94,19 @@ public final class NodeCluster {
     return sh(command.toString(), Duration.ofMinutes(6)).ok();
   }
 
+  /** Imports more images into the node's containerd (`cluster.sh load`). */
+  public void load(List<Path> images) throws Exception {
+    List<String> args = new ArrayList<>(List.of("load"));
+    images.forEach(i -> args.add(i.toString()));
+    script(dir, Duration.ofMinutes(5), args.toArray(String[]::new)).ok();
+  }
+
+  /** A namespace that admits only pods meeting Pod Security "restricted". */
+  public void restrictedNamespace(String name) throws Exception {
+    kubectl("create", "namespace", name);
+    kubectl("label", "namespace", name, "pod-security.kubernetes.io/enforce=restricted");
+  }
+
   /** ctr on the node's containerd (namespace k8s.io, where the kubelet's containers are). */
   public String ctr(String... args) throws Exception {
     List<String> command =

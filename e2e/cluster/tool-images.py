@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Builds the images the real-cluster tier runs besides Pallas' own, as docker-archive tarballs,
+without a registry or a Docker engine (e2e/cluster/README.md):
+
+  pallas-daedalus:test         this machine's Python, the official MCP SDK (e2e/requirements.txt)
+                               and e2e/python/daedalus_job.py: Daedalus as a Job
+  pallas-mcp-everything:test   this machine's Node.js and @modelcontextprotocol/server-everything
+                               from npm, serving Streamable HTTP on port 3001
+  prometheus:<version>, prometheus-operator:<version>, prometheus-config-reloader:<version>
+                               the binaries tools/go-binaries.sh builds (found on the PATH)
+
+Each image holds exactly the shared libraries its programs load, runs as a non-root user and is
+cached under $PALLAS_CACHE/images by a hash of its inputs.
+
+    e2e/cluster/tool-images.py --out DIR [--server-everything VERSION]
+
+prints one line per image: TAG PATH SIZE built|cached SECONDS
+"""
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "images"))
+import imagelib  # noqa: E402
+
+USER = 65532
+# what a Job needs of the standard library (tests, GUI, build and packaging tools left out)
+PYTHON_SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "distutils",
+               "site-packages"}
+
+
+def digest(*paths):
+    """A hash of files' contents (directories: every file under them, with their names)."""
+    h = hashlib.sha256()
+    for path in paths:
+        files = [path] if os.path.isfile(path) else sorted(
+            os.path.join(d, f) for d, _, names in os.walk(path) for f in names)
+        for f in files:
+            h.update(os.path.relpath(f, path).encode())
+            if not os.path.islink(f):
+                with open(f, "rb") as content:
+                    h.update(content.read())
+    return h.hexdigest()[:16]
+
+
+def python_image(layer):
+    """The e2e venv's interpreter and packages (e2e/setup.sh makes it) and Daedalus' scripts."""
+    venv = os.path.join(ROOT, "e2e", ".work", "venv")
+    subprocess.run([os.path.join(ROOT, "e2e", "setup.sh")], check=True, stdout=subprocess.DEVNULL)
+    version = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                              "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}',"
+                              " sys.base_prefix)"],
+                             check=True, capture_output=True, text=True).stdout.split()
+    minor, prefix = version
+    lib = f"lib/python{minor}"
+
+    def skip(relative):
+        top = relative.split(os.sep)[0]
+        return top in PYTHON_SKIP or top.startswith("config-")
+
+    layer.tree("/usr/local/python/" + lib, os.path.join(prefix, lib), skip)
+    layer.tree("/usr/local/python/" + lib + "/site-packages",
+               os.path.join(venv, lib, "site-packages"),
+               lambda r: r.split(os.sep)[0].split("-")[0] in ("pip", "setuptools", "_pytest",
+                                                               "pytest"))
+    # libpython comes with the libraries, at the path the interpreter's RPATH names
+    layer.file("/usr/local/python/bin/python3", os.path.join(prefix, "bin", f"python{minor}"))
+    for name in ("daedalus.py", "daedalus_job.py"):
+        layer.file("/app/" + name, os.path.join(ROOT, "e2e", "python", name))
+    return {"Entrypoint": ["/usr/local/python/bin/python3", "/app/daedalus_job.py"],
+            "Env": ["PATH=/usr/local/python/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1",
+                    "PYTHONUNBUFFERED=1", "LANG=C.UTF-8"],
+            "WorkingDir": "/app"}, [prefix, venv, os.path.join(ROOT, "e2e", "python")]
+
+
+def everything_image(layer, version):
+    """Node.js and server-everything, installed once with npm into the cache."""
+    prefix = os.path.join(cache(), "npm", f"server-everything-{version}")
+    entry = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+    if not os.path.exists(os.path.join(prefix, entry)):
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", prefix,
+                        f"@modelcontextprotocol/server-everything@{version}"],
+                       check=True, stdout=subprocess.DEVNULL)
+    node = os.path.realpath(shutil.which("node"))
+    layer.file("/usr/bin/node", node)
+    layer.tree("/app/node_modules", os.path.join(prefix, "node_modules"))
+    # as PID 1, node ignores SIGTERM unless it handles it: exit at once, as the kubelet expects
+    layer.bytes("/app/exit-on-sigterm.js", b"process.on('SIGTERM', () => process.exit(0));\n")
+    return {"Entrypoint": ["/usr/bin/node", "--require", "/app/exit-on-sigterm.js",
+                           "/app/" + entry, "streamableHttp"],
+            "Env": ["PATH=/usr/bin:/bin", "PORT=3001", "NODE_ENV=production"],
+            "ExposedPorts": {"3001/tcp": {}},
+            "WorkingDir": "/app"}, [node, prefix]
+
+
+def go_image(name, workdir=None):
+    """One Go binary from the PATH at /bin/NAME, as the upstream images have it."""
+    def build(layer):
+        binary = os.path.realpath(shutil.which(name) or sys.exit(
+            f"tool-images: {name} is not on the PATH (tools/go-binaries.sh builds it)"))
+        layer.file("/bin/" + name, binary)
+        if workdir:
+            layer.dir(workdir, 0o777)
+        config = {"Entrypoint": ["/bin/" + name], "Env": ["PATH=/bin:/usr/bin"]}
+        if workdir:
+            config["WorkingDir"] = workdir
+        return config, [binary]
+    return build
+
+
+def module_version(name, module):
+    """The version of module a Go binary on the PATH was built from (`go version -m`)."""
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    out = subprocess.run([go, "version", "-m", shutil.which(name)], check=True,
+                         capture_output=True, text=True).stdout
+    return next(line.split()[2] for line in out.splitlines()
+                if line.split()[:2] in (["dep", module], ["mod", module]))
+
+
+def prometheus_release(module_version):
+    """Prometheus 3's Go module versions are v0.3MM.P for release v3.MM.P."""
+    m = re.fullmatch(r"v0\.(\d)(\d\d)\.(\d+)", module_version)
+    return f"v{m[1]}.{int(m[2])}.{m[3]}" if m else module_version
+
+
+def cache():
+    return os.path.join(os.environ.get("PALLAS_CACHE", os.path.expanduser("~/.cache/pallas")),
+                        "images")
+
+
+def build(tag, make, out):
+    """The image at out/<name>.tar, from the cache when its inputs have not changed."""
+    began = time.monotonic()
+    layer = imagelib.Layer()
+    layer.users(USER, "nonroot")
+    config, inputs = make(layer)
+    key = digest(__file__, imagelib.__file__, *inputs)
+    name = tag.split(":")[0]
+    cached = os.path.join(cache(), f"{name}-{key}.tar")
+    state = "cached"
+    if not os.path.exists(cached):
+        data = layer.close()
+        libs = imagelib.Layer()
+        with tempfile.TemporaryDirectory() as root:
+            # the libraries every ELF file of the image loads (the layer unpacked to find them)
+            subprocess.run(["tar", "-xf", "-", "-C", root], input=data, check=True)
+            for lib in imagelib.linked_libraries(root):
+                libs.file(lib, lib)
+        config = dict(config, User=f"{USER}:{USER}",
+                      Labels={"org.opencontainers.image.title": name})
+        os.makedirs(cache(), exist_ok=True)
+        imagelib.write_archive(cached, tag, [libs.close(), data], config,
+                               "e2e/cluster/tool-images.py")
+        state = "built"
+    target = os.path.join(out, f"{name}.tar")
+    shutil.copyfile(cached, target)
+    print(f"{tag} {target} {os.path.getsize(target)} {state} {time.monotonic() - began:.1f}",
+          flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="where the tarballs go")
+    parser.add_argument("--server-everything", default="2026.8.31", help="its npm version")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    build("pallas-daedalus:test", python_image, args.out)
+    build("pallas-mcp-everything:test",
+          lambda layer: everything_image(layer, args.server_everything), args.out)
+    prometheus = prometheus_release(module_version("prometheus", "github.com/prometheus/prometheus"))
+    build(f"prometheus:{prometheus}", go_image("prometheus", "/prometheus"), args.out)
+    operator = module_version("prometheus-operator",
+                              "github.com/prometheus-operator/prometheus-operator")
+    build(f"prometheus-operator:{operator}", go_image("prometheus-operator"), args.out)
+    build(f"prometheus-config-reloader:{operator}", go_image("prometheus-config-reloader"),
+          args.out)
+
+
+if __name__ == "__main__":
+    main()

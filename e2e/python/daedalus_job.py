@@ -1,0 +1,82 @@
+"""Daedalus as it runs in a cluster (e2e/cluster/daedalus-job.yaml): the official Python MCP SDK
+finds every agent through the registry Service and drives each one as Daedalus does (seed 000
+§3-4, docs/contract.md). One line per check, `ok ...` or `FAIL ...`; the exit code is 0 only when
+every check passed.
+
+Environment: REGISTRY_URL (the registry Service), AGENTS (how many agents it must list), CALL
+(`caller:callee`, an agent that has the other among its servers).
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+import daedalus
+
+failures = []
+
+
+def check(name, ok, detail=""):
+    print(f"{'ok' if ok else 'FAIL'} {name}{': ' + str(detail) if detail and not ok else ''}",
+          flush=True)
+    if not ok:
+        failures.append(name)
+
+
+async def each_agent(agent, url):
+    async with daedalus.session(url) as s:
+        tools = {t.name for t in (await s.list_tools()).tools}
+        check(f"{agent} lists send_message, get_health and {agent}",
+              {"send_message", "get_health", agent} <= tools, sorted(tools))
+        health = await daedalus.health(s)
+        check(f"{agent} is healthy", health["status"] == "ok", json.dumps(health))
+        result, progress = await daedalus.chat(s, "send_message", "hello from daedalus")
+        text = result.content[0].text if result.content else ""
+        check(f"{agent} answers send_message", not daedalus.is_error(result) and text, text)
+        check(f"{agent} reports progress as '{agent} step N (llm)'",
+              progress and progress[0]["message"] == f"{agent} step 1 (llm)", progress)
+
+
+async def agent_calls_agent(urls, caller, callee):
+    async with daedalus.session(urls[caller]) as s:
+        message = f'***CALL_TOOL {callee}__{callee} {{"message": "ping"}}'
+        result, progress = await daedalus.chat(s, caller, message)
+        check(f"{caller} calls {callee}", not daedalus.is_error(result)
+              and result.content[0].text == "ping", result)
+        expected = [f"{caller} step 1 (llm)", f"{caller} step 2 (tool)",
+                    f"{callee}/{callee}: started", f"{callee} step 1 (llm)",
+                    f"{callee}/{callee}: completed", f"{caller} step 3 (llm)"]
+        messages = [p["message"] for p in progress]
+        values = [p["progress"] for p in progress]
+        check(f"{caller} relays {callee}'s progress in order", messages == expected, messages)
+        check("progress values increase", values == sorted(set(values)), values)
+        history = await s.get_prompt(f"{caller}_history")
+        turns = [(m.role, m.content.text) for m in history.messages]
+        check(f"{caller}_history holds the conversation",
+              turns == [("user", message), ("assistant", "ping")], turns)
+
+
+async def main():
+    registry = os.environ["REGISTRY_URL"]
+    entries = daedalus.fetch_registry(registry)
+    names = [e["server"]["name"].rsplit("/", 1)[1] for e in entries]
+    expected = int(os.environ["AGENTS"])
+    check(f"registry lists {expected} agents", len(names) == expected, names)
+    urls = {name: daedalus.mcp_url(e) for name, e in zip(names, entries)}
+    for name, url in urls.items():
+        print(f"   {name} at {url}", flush=True)
+        await each_agent(name, url)
+    caller, callee = os.environ["CALL"].split(":")
+    await agent_calls_agent(urls, caller, callee)
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except Exception as e:  # the verdict must name what broke, not only exit non-zero
+        while isinstance(e, ExceptionGroup) and len(e.exceptions) == 1:  # anyio's task groups
+            e = e.exceptions[0]
+        check("daedalus ran to the end", False, f"{type(e).__name__}: {e}")
+    print(f"{len(failures)} checks failed" if failures else "every check passed", flush=True)
+    sys.exit(1 if failures else 0)

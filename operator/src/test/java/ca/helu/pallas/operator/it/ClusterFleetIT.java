@@ -1,0 +1,388 @@
+package ca.helu.pallas.operator.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.operator.testing.KubeCluster;
+import ca.helu.pallas.operator.testing.NodeCluster;
+import ca.helu.pallas.operator.testing.Readme;
+import ca.helu.pallas.operator.testing.ToolImages;
+import ca.helu.pallas.runtime.testing.FakeLlmServer;
+import ca.helu.pallas.runtime.testing.McpClients;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The product as a user runs it, on a real node (e2e/cluster/README.md): the chart installed as
+ * README says, then examples/team.yaml (an agent calling two agents, one of them using an MCP
+ * server that runs as its own pod, the other on an OpenAI-compatible provider whose key is in a
+ * Secret), Daedalus as a Job in the cluster talking to every agent through the registry Service,
+ * and Prometheus, configured by the Prometheus Operator from the chart's and the operator's
+ * ServiceMonitors and PrometheusRule, scraping every pod. The images that cannot be pulled here
+ * (Daedalus, the MCP server, the Prometheus stack) are built by e2e/cluster/tool-images.py. The
+ * tests run in order on one cluster.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterFleetIT {
+  private static final Duration LONG = Duration.ofMinutes(6);
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static Path dir;
+  private static NodeCluster cluster;
+  private static FakeLlmServer llm;
+  private static Map<String, ToolImages.Image> images;
+
+  @BeforeAll
+  static void up() throws Exception {
+    dir = Files.createTempDirectory("pallas-cluster");
+    cluster = NodeCluster.up(dir);
+    images = ToolImages.build(cluster, dir.resolve("images"));
+    cluster.load(ToolImages.tarballs(images));
+    // README's helm install; the operator ready before anything is applied
+    cluster.sh(Readme.block("## Run it on a cluster").get(0), LONG).ok();
+    cluster.kubectl(
+        "rollout",
+        "status",
+        "deployment/pallas-pallas-operator",
+        "--namespace",
+        "pallas-system",
+        "--timeout=300s");
+    llm = FakeLlmServer.openAiOn(NodeCluster.NODE_IP, "gpt-4o-mini");
+  }
+
+  @AfterAll
+  static void down() throws Exception {
+    if (llm != null) {
+      llm.close();
+    }
+    if (cluster != null) {
+      cluster.down().ok();
+    }
+  }
+
+  /**
+   * examples/team.yaml as its header says to apply it, in a namespace enforcing Pod Security
+   * "restricted": Ready with three agents; the tools agent reaches the MCP server's pod, the writer
+   * the provider with the Secret's key.
+   */
+  @Test
+  @Order(1)
+  void theTeamExampleRunsWithAnMcpServerPodAndAProviderKeyFromASecret() throws Exception {
+    cluster.restrictedNamespace("team");
+    long start = System.nanoTime();
+    cluster.kubectl("apply", "--namespace", "team", "-f", "examples/cluster/");
+    // the example's endpoint is the fake LLM server on the node's address; only its port differs
+    cluster.kubectl(
+        "patch",
+        "endpointslice",
+        "llm-1",
+        "--namespace",
+        "team",
+        "--type=json",
+        "-p=[{\"op\":\"replace\",\"path\":\"/ports/0/port\",\"value\":"
+            + URI.create(llm.baseUrl()).getPort()
+            + "}]");
+    cluster.kubectl(
+        "create",
+        "secret",
+        "generic",
+        "llm",
+        "--namespace",
+        "team",
+        "--from-literal=api-key=team-key");
+    cluster.kubectl("apply", "--namespace", "team", "-f", "examples/team.yaml");
+    cluster.kubectl(
+        "wait", "--namespace", "team", "pallas/team", "--for=condition=Ready", "--timeout=300s");
+    System.out.printf("team example: kubectl apply to Ready=True %.1f s%n", seconds(start));
+    assertThat(cluster.kubectl("get", "pallas", "--namespace", "team"))
+        .containsPattern("team\\s+True\\s+3/3");
+
+    try (McpSyncClient tools = McpClients.connect(serviceUrl("team-tools", 24302))) {
+      McpSchema.CallToolResult result =
+          McpClients.send(
+              tools, "send_message", "***CALL_TOOL everything__echo {\"message\": \"hi there\"}");
+      assertThat(result.isError()).as(McpClients.text(result)).isNotEqualTo(Boolean.TRUE);
+      assertThat(McpClients.text(result)).contains("hi there");
+    }
+    try (McpSyncClient writer = McpClients.connect(serviceUrl("team-writer", 24301))) {
+      McpSchema.CallToolResult result = McpClients.send(writer, "send_message", "a haiku");
+      assertThat(McpClients.text(result)).isEqualTo("default answer");
+      assertThat(llm.chatRequests().getLast().header("Authorization")).isEqualTo("Bearer team-key");
+    }
+  }
+
+  /** Daedalus's own client library, in a Job: the exit code and the log are the verdict. */
+  @Test
+  @Order(2)
+  void daedalusAsAJobFindsAndTalksToEveryAgentThroughTheRegistryService() throws Exception {
+    long start = System.nanoTime();
+    cluster.kubectl("apply", "--namespace", "team", "-f", "e2e/cluster/daedalus-job.yaml");
+    String outcome =
+        await()
+            .atMost(LONG)
+            .pollInterval(Duration.ofSeconds(1))
+            .until(
+                () ->
+                    cluster.kubectl(
+                        "get",
+                        "job",
+                        "daedalus",
+                        "--namespace",
+                        "team",
+                        "-o",
+                        "jsonpath={.status.succeeded}/{.status.failed}"),
+                s -> !s.equals("/"));
+    System.out.printf("Daedalus Job: kubectl apply to finished %.1f s%n", seconds(start));
+    String log = cluster.kubectl("logs", "--namespace", "team", "job/daedalus");
+    System.out.print(log);
+    assertThat(outcome).as(log).isEqualTo("1/");
+    assertThat(log)
+        .doesNotContain("FAIL")
+        .contains("ok registry lists 3 agents")
+        .contains("ok lead calls tools");
+  }
+
+  /**
+   * The Prometheus Operator and a Prometheus it manages pick up the operator's ServiceMonitor for
+   * the team and the chart's ServiceMonitor and PrometheusRule: every pod is up, the Daedalus Job's
+   * calls are counted, every rule is loaded and evaluates.
+   */
+  @Test
+  @Order(3)
+  void prometheusConfiguredByThePrometheusOperatorScrapesEveryPod() throws Exception {
+    cluster.kubectl(
+        "apply", "--server-side", "-f", KubeCluster.SERVICE_MONITOR_CRD.getParent().toString());
+    String monitoring =
+        Files.readString(NodeCluster.ROOT.resolve("e2e/cluster/monitoring.yaml"))
+            .replace("PROMETHEUS_OPERATOR_IMAGE", images.get("prometheus-operator").tag())
+            .replace(
+                "PROMETHEUS_CONFIG_RELOADER_IMAGE", images.get("prometheus-config-reloader").tag())
+            .replace("PROMETHEUS_IMAGE", images.get("prometheus").tag())
+            .replace("PROMETHEUS_VERSION", images.get("prometheus").version());
+    long start = System.nanoTime();
+    Path manifest = dir.resolve("monitoring.yaml");
+    Files.writeString(manifest, monitoring);
+    cluster.kubectl("apply", "-f", manifest.toString());
+    cluster
+        .sh(
+            "helm upgrade pallas helm/pallas-operator --namespace pallas-system --reuse-values"
+                + " --set prometheusRule.enabled=true,metrics.serviceMonitor.enabled=true",
+            LONG)
+        .ok();
+
+    String prometheusIp =
+        await()
+            .atMost(LONG)
+            .pollInterval(Duration.ofSeconds(1))
+            .until(
+                () ->
+                    cluster.kubectl(
+                        "get",
+                        "pods",
+                        "--namespace",
+                        "monitoring",
+                        "-l",
+                        "app.kubernetes.io/name=prometheus",
+                        "-o",
+                        "jsonpath={.items[?(@.status.phase==\"Running\")].status.podIP}"),
+                ip -> !ip.isBlank());
+    String prometheus = "http://" + prometheusIp + ":9090";
+
+    // the three agents and the registry of the team, and the operator itself
+    await()
+        .atMost(LONG)
+        .pollInterval(Duration.ofSeconds(2))
+        .untilAsserted(() -> {
+          Map<String, String> up = new TreeMap<>();
+          for (JsonNode series : query(prometheus, "up")) {
+            JsonNode labels = series.get("metric");
+            up.put(
+                labels.path("namespace").asText()
+                    + "/"
+                    + labels.path("app_kubernetes_io_component").asText(""),
+                series.get("value").get(1).asText());
+          }
+          assertThat(up)
+              .containsEntry("team/agent", "1")
+              .containsEntry("team/registry", "1")
+              .containsEntry("pallas-system/", "1");
+          assertThat(query(prometheus, "count(up{namespace=\"team\"} == 1)"))
+              .singleElement()
+              .satisfies(count -> assertThat(count.get("value").get(1).asText()).isEqualTo("4"));
+        });
+    System.out.printf(
+        "Prometheus Operator: monitoring applied to every target up %.1f s%n", seconds(start));
+    // the Daedalus Job's calls, counted per agent
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofSeconds(2))
+        .untilAsserted(() -> {
+          Map<String, Double> calls = new TreeMap<>();
+          for (JsonNode series :
+              query(
+                  prometheus,
+                  "sum by (agent) (pallas_send_message_total{namespace=\"team\",outcome=\"ok\"})")) {
+            calls.put(
+                series.get("metric").get("agent").asText(), series.get("value").get(1).asDouble());
+          }
+          assertThat(calls).containsKeys("lead", "tools", "writer");
+          assertThat(calls.get("lead")).isGreaterThanOrEqualTo(2);
+        });
+    // the chart's rules loaded, each evaluated without error
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofSeconds(2))
+        .untilAsserted(() -> {
+          JsonNode groups = get(prometheus + "/api/v1/rules").get("data").get("groups");
+          List<String> rules = new ArrayList<>();
+          for (JsonNode group : groups) {
+            for (JsonNode rule : group.get("rules")) {
+              assertThat(rule.get("health").asText())
+                  .as(rule.get("name") + ": " + rule.path("lastError").asText())
+                  .isEqualTo("ok");
+              rules.add(rule.get("name").asText());
+            }
+          }
+          assertThat(rules).containsExactlyInAnyOrderElementsOf(chartAlerts());
+        });
+  }
+
+  /**
+   * An agent pod's start to ready, with the image's AOT cache and without it (`-XX:AOTMode=off`),
+   * from the pod the operator renders for the tools agent (as a bare Pod with no labels, so its
+   * Service does not send it calls): the runtime prints how long after the JVM started it was
+   * ready. Interleaved, five of each; the medians go to docs/benchmarks.md.
+   */
+  @Test
+  @Order(4)
+  void anAgentPodIsReadySoonerWithTheAotCache() throws Exception {
+    JsonNode template =
+        JSON.readTree(
+                cluster.kubectl(
+                    "get", "deployment", "team-tools", "--namespace", "team", "-o", "json"))
+            .get("spec")
+            .get("template");
+    Map<Boolean, List<Long>> readyMillis = new TreeMap<>();
+    for (int i = 0; i < 5; i++) {
+      for (boolean aot : new boolean[] {true, false}) {
+        readyMillis
+            .computeIfAbsent(aot, a -> new ArrayList<>())
+            .add(startToReady(template, aot, i));
+      }
+    }
+    long withCache = median(readyMillis.get(true));
+    long without = median(readyMillis.get(false));
+    System.out.printf(
+        "agent pod start to ready: %d ms with the AOT cache, %d ms without (medians of 5: %s)%n",
+        withCache, without, readyMillis);
+    assertThat(withCache).isLessThan(without);
+  }
+
+  private static long startToReady(JsonNode template, boolean aot, int run) throws Exception {
+    String name = "start-" + (aot ? "aot" : "jit") + "-" + run;
+    ObjectNode pod = JSON.createObjectNode();
+    pod.put("apiVersion", "v1").put("kind", "Pod");
+    pod.putObject("metadata").put("name", name).put("namespace", "team");
+    ObjectNode spec = template.get("spec").deepCopy();
+    spec.put("restartPolicy", "Never");
+    ObjectNode container = (ObjectNode) spec.get("containers").get(0);
+    if (!aot) {
+      ArrayNode env =
+          container.has("env") ? (ArrayNode) container.get("env") : container.putArray("env");
+      env.addObject().put("name", "JAVA_TOOL_OPTIONS").put("value", "-XX:AOTMode=off");
+    }
+    pod.set("spec", spec);
+    Path file = dir.resolve(name + ".json");
+    Files.writeString(file, pod.toString());
+    cluster.kubectl("apply", "-f", file.toString());
+    String line =
+        await()
+            .atMost(Duration.ofMinutes(2))
+            .pollInterval(Duration.ofMillis(500))
+            .until(
+                () ->
+                    cluster
+                        .sh("kubectl logs --namespace team " + name + " 2>/dev/null", LONG)
+                        .output()
+                        .lines()
+                        .filter(l -> l.startsWith("ready "))
+                        .findFirst()
+                        .orElse(""),
+                l -> !l.isEmpty());
+    cluster.kubectl("delete", "pod", name, "--namespace", "team", "--wait=false");
+    return Long.parseLong(line.split(" ")[1]);
+  }
+
+  private static long median(List<Long> values) {
+    return values.stream().sorted().toList().get(values.size() / 2);
+  }
+
+  /** The alerts of the chart's rules file. */
+  private static List<String> chartAlerts() throws Exception {
+    JsonNode rules =
+        new YAMLMapper()
+            .readTree(
+                NodeCluster.ROOT
+                    .resolve("helm/pallas-operator/files/prometheus-rules.yaml")
+                    .toFile());
+    return rules.findValuesAsText("alert");
+  }
+
+  private static List<JsonNode> query(String prometheus, String promql) throws Exception {
+    JsonNode body =
+        get(
+            prometheus
+                + "/api/v1/query?query="
+                + URLEncoder.encode(promql, StandardCharsets.UTF_8));
+    assertThat(body.get("status").asText()).as(body.toString()).isEqualTo("success");
+    List<JsonNode> result = new ArrayList<>();
+    body.get("data").get("result").forEach(result::add);
+    return result;
+  }
+
+  private static JsonNode get(String url) throws Exception {
+    HttpResponse<String> response =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.ofString());
+    return JSON.readTree(response.body());
+  }
+
+  /** An MCP endpoint through its Service's address on the cluster's bridge. */
+  private static String serviceUrl(String service, int port) throws Exception {
+    return "http://"
+        + cluster.kubectl(
+            "get", "service", service, "--namespace", "team", "-o", "jsonpath={.spec.clusterIP}")
+        + ":"
+        + port
+        + "/mcp";
+  }
+
+  private static double seconds(long start) {
+    return (System.nanoTime() - start) / 1e9;
+  }
+}
