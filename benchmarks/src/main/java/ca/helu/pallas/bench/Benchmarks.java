@@ -1,5 +1,6 @@
 package ca.helu.pallas.bench;
 
+import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -7,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -19,7 +21,8 @@ import java.util.function.ToDoubleFunction;
 /**
  * Measures the runtime against its targets (issue "Benchmarks") and writes a markdown table: each
  * server in its own -Xmx256m JVM on this machine, clients in this JVM or wrk, a warm-up, then the
- * median of several measured windows. Usage: {@code benchmarks/run.sh [--quick]}.
+ * median of several measured windows. Usage: {@code benchmarks/run.sh [--quick] [--only
+ * sdk,wrk,...]}.
  */
 public final class Benchmarks {
   /** JDK 24+ warns when jboss-threads touches sun.misc.Unsafe; the flag keeps logs clean. */
@@ -36,6 +39,15 @@ public final class Benchmarks {
 
   public static void main(String[] args) throws Exception {
     Path out = Path.of("docs/benchmarks.md");
+    Map<String, Measured> scenarios = new LinkedHashMap<>();
+    scenarios.put("sdk", Benchmarks::sendMessageSdkClients);
+    scenarios.put("wrk", Benchmarks::sendMessageWrk);
+    scenarios.put("registry", Benchmarks::registry);
+    scenarios.put("health", Benchmarks::healthWhileADownstreamHangs);
+    scenarios.put("inflight", Benchmarks::thousandInFlight);
+    scenarios.put("startup", Benchmarks::startup);
+    scenarios.put("first-answer", Benchmarks::startToFirstAnswer);
+    List<String> only = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> {
@@ -44,17 +56,28 @@ public final class Benchmarks {
           runs = 1;
         }
         case "--out" -> out = Path.of(args[++i]);
+        // a few scenarios, printed only (a partial table must not replace the docs' one)
+        case "--only" -> {
+          only.addAll(List.of(args[++i].split(",")));
+          out = null;
+        }
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
+    if (!scenarios.keySet().containsAll(only)) {
+      throw new IllegalArgumentException("--only takes some of " + scenarios.keySet());
+    }
     work = Files.createTempDirectory("pallas-bench");
-    sendMessageSdkClients();
-    sendMessageWrk();
-    registry();
-    healthWhileADownstreamHangs();
-    thousandInFlight();
-    startup();
+    for (var scenario : scenarios.entrySet()) {
+      if (only.isEmpty() || only.contains(scenario.getKey())) {
+        scenario.getValue().run();
+      }
+    }
     String report = report();
+    if (out == null) {
+      System.out.println(report);
+      return;
+    }
     // a hand-written "## Analysis" section in the existing file is kept under the new table
     if (Files.exists(out)) {
       String old = Files.readString(out);
@@ -79,28 +102,81 @@ public final class Benchmarks {
 
   private static void sendMessageSdkClients() throws Exception {
     int bare = Server.freePort();
-    Load.Result base;
+    List<Load.Result> base;
     try (Server s = bare(bare)) {
       base =
-          median(() ->
-              Load.sdkClosedLoop("http://127.0.0.1:" + bare + "/mcp", "echo", 8, warmup, window));
+          runs(() ->
+              Load.sdkClosedLoop(
+                  "http://127.0.0.1:" + bare + "/mcp", "echo", 8, warmup, window, s::cpuNanos));
     }
     Pallas p = pallas(agentYaml("passthrough", "request", ""), "bench");
-    Load.Result ours;
+    List<Load.Result> ours;
+    double oursRss;
     try (p) {
-      ours = median(() -> Load.sdkClosedLoop(p.mcp, "send_message", 8, warmup, window));
+      ours =
+          runs(() ->
+              Load.sdkClosedLoop(p.mcp, "send_message", 8, warmup, window, p.server::cpuNanos));
+      oursRss = p.server.rssMb();
     }
+    Load.Result o = mid(ours);
+    Load.Result b = mid(base);
     row(
         "send_message, passthrough, 8 Java SDK sessions (closed loop)",
         String.format(
-            "%,.0f calls/s, p50 %.2f ms, p99 %.2f ms",
-            ours.perSecond(), ours.p50Ms(), ours.p99Ms()),
+            "%,.0f calls/s, p50 %.2f ms, p99 %.2f ms; RSS %.0f MB",
+            o.perSecond(), o.p50Ms(), o.p99Ms(), oursRss),
         String.format(
             "bare SDK echo: %,.0f calls/s, p50 %.2f ms (ratio %.2f)",
-            base.perSecond(), base.p50Ms(), ours.perSecond() / base.perSecond()),
+            b.perSecond(), b.p50Ms(), o.perSecond() / b.perSecond()),
         ">= 4,000 calls/s, p50 <= 2 ms",
-        ours.perSecond() >= 4000 && ours.p50Ms() <= 2);
+        o.perSecond() >= 4000 && o.p50Ms() <= 2);
+    double cpuRatio = midCpu(ours) / midCpu(base);
+    row(
+        "server CPU per call, same load (8 Java SDK sessions): send_message turn on passthrough",
+        String.format("%.0f µs per call (runs: %s)", midCpu(ours), cpus(ours)),
+        String.format(
+            "bare SDK echo: %.0f µs per call (runs: %s); ratio %.2f",
+            midCpu(base), cpus(base), cpuRatio),
+        "<= 1.1x the bare SDK",
+        cpuRatio <= 1.1);
+    fastAgentSdkClients(o);
   }
+
+  /** The peer under the same client and load, compared with {@code ours} from the same run. */
+  private static void fastAgentSdkClients(Load.Result ours) throws Exception {
+    Peer peer = fastAgent();
+    if (peer == null) {
+      return;
+    }
+    List<Load.Result> theirs;
+    double rss;
+    try (peer) {
+      // Python does not JIT: a short warm-up is enough, and its calls are slow
+      Duration peerWarmup = warmup.compareTo(PEER_WARMUP) < 0 ? warmup : PEER_WARMUP;
+      theirs =
+          runs(() ->
+              Load.sdkClosedLoop(
+                  peer.mcp, FastAgent.TOOL, 8, peerWarmup, window, peer.server::cpuNanos));
+      rss = peer.server.rssMb();
+    }
+    Load.Result t = mid(theirs);
+    row(
+        "the peer: fast-agent "
+            + FastAgent.VERSION
+            + " serve, passthrough, instance scope request, 8 Java SDK sessions",
+        String.format(
+            "%,.1f calls/s, p50 %.1f ms, p99 %.1f ms, %,.0f µs CPU per call, RSS %.0f MB",
+            t.perSecond(), t.p50Ms(), t.p99Ms(), midCpu(theirs), rss),
+        String.format(
+            "Pallas: %.0fx the calls per second, %.0fx less CPU per call, p50 %.0fx lower",
+            ratio(ours.perSecond(), t.perSecond()),
+            ratio(t.cpuMicros(), ours.cpuMicros()),
+            ratio(t.p50Ms(), ours.p50Ms())),
+        "measured, not a target",
+        true);
+  }
+
+  private static final Duration PEER_WARMUP = Duration.ofSeconds(5);
 
   private static void sendMessageWrk() throws Exception {
     if (!Load.hasWrk()) {
@@ -113,35 +189,61 @@ public final class Benchmarks {
       return;
     }
     int bare = Server.freePort();
-    Load.Result base;
+    List<Load.Result> base;
     try (Server s = bare(bare)) {
-      base = wrkOnSessions("http://127.0.0.1:" + bare + "/mcp", "echo");
+      base = wrkOnSessions("http://127.0.0.1:" + bare + "/mcp", "echo", warmup, s);
     }
     Pallas p = pallas(agentYaml("passthrough", "request", ""), "bench");
-    Load.Result ours;
+    List<Load.Result> ours;
     try (p) {
-      ours = wrkOnSessions(p.mcp, "send_message");
+      ours = wrkOnSessions(p.mcp, "send_message", warmup, p.server);
     }
+    Load.Result o = mid(ours);
+    Load.Result b = mid(base);
     row(
         "send_message, passthrough, wrk -t2 -c64 on 64 sessions (server capacity)",
         String.format(
-            "%,.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d",
-            ours.perSecond(), ours.p50Ms(), ours.p99Ms(), ours.errors()),
+            "%,.0f calls/s, p50 %.2f ms, p99 %.2f ms, errors %d; %.0f µs CPU per call",
+            o.perSecond(), o.p50Ms(), o.p99Ms(), o.errors(), midCpu(ours)),
         String.format(
-            "bare SDK echo: %,.0f calls/s (ratio %.2f)",
-            base.perSecond(), ours.perSecond() / base.perSecond()),
+            "bare SDK echo: %,.0f calls/s, %.0f µs CPU per call (ratios %.2f, CPU %.2f)",
+            b.perSecond(),
+            midCpu(base),
+            o.perSecond() / b.perSecond(),
+            midCpu(ours) / midCpu(base)),
         ">= 14,000 calls/s",
-        ours.perSecond() >= 14000 && ours.errors() == 0);
+        o.perSecond() >= 14000 && o.errors() == 0);
+    Peer peer = fastAgent();
+    if (peer == null) {
+      return;
+    }
+    List<Load.Result> theirs;
+    try (peer) {
+      theirs = wrkOnSessions(peer.mcp, FastAgent.TOOL, PEER_WARMUP, peer.server);
+    }
+    Load.Result t = mid(theirs);
+    row(
+        "the peer: fast-agent " + FastAgent.VERSION + " under wrk -t2 -c64 (server capacity)",
+        String.format(
+            "%,.1f calls/s, p50 %.0f ms, p99 %.0f ms, errors %d (wrk: non-2xx), %,.0f µs CPU per"
+                + " call",
+            t.perSecond(), t.p50Ms(), t.p99Ms(), t.errors(), midCpu(theirs)),
+        String.format(
+            "Pallas: %.0fx the calls per second, %.0fx less CPU per call",
+            ratio(o.perSecond(), t.perSecond()), ratio(midCpu(theirs), midCpu(ours))),
+        "measured, not a target",
+        true);
   }
 
-  private static Load.Result wrkOnSessions(String url, String tool) throws Exception {
+  private static List<Load.Result> wrkOnSessions(
+      String url, String tool, Duration warm, Server server) throws Exception {
     List<String> sessions = new ArrayList<>();
     for (int i = 0; i < 64; i++) {
       sessions.add(Load.openSession(url));
     }
     String body = Load.toolCallBody(tool, Map.of("message", "hello"));
-    Load.wrk(url, sessions, body, warmup, 64);
-    return median(() -> Load.wrk(url, sessions, body, window, 64));
+    Load.wrk(url, sessions, body, warm, 64);
+    return runs(() -> Load.wrk(url, sessions, body, window, 64, server::cpuNanos));
   }
 
   private static void registry() throws Exception {
@@ -376,6 +478,13 @@ public final class Benchmarks {
   }
 
   private static Pallas pallas(String yamlTemplate, String agent) throws Exception {
+    Pallas p = launchPallas(yamlTemplate);
+    p.server.awaitReady(p.mcp.replace("/mcp", "/readyz"));
+    return p;
+  }
+
+  /** Pallas launched, not yet waited for. */
+  private static Pallas launchPallas(String yamlTemplate) throws Exception {
     int registry = Server.freePort();
     int port = Server.freePort();
     String yaml = yamlTemplate.replace("${registry}", "" + registry).replace("${port}", "" + port);
@@ -387,8 +496,108 @@ public final class Benchmarks {
             MAIN,
             List.of("serve", "-f", file.toString(), "--bind", "127.0.0.1"),
             work.resolve("pallas-" + Instant.now().toEpochMilli() + ".log"));
-    s.awaitReady("http://127.0.0.1:" + port + "/readyz");
     return new Pallas(s, "http://127.0.0.1:" + port + "/mcp", "http://127.0.0.1:" + registry);
+  }
+
+  /** The peer's server and its MCP endpoint. */
+  private record Peer(Server server, String mcp, long firstAnswerMs, double rssAtFirstMb)
+      implements AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      server.close();
+    }
+  }
+
+  private static Path fastAgentVenv;
+  private static String fastAgentProblem;
+
+  /** fast-agent serving its passthrough agent and answering, or null (with a row) if it cannot. */
+  private static Peer fastAgent() throws Exception {
+    if (fastAgentProblem == null && fastAgentVenv == null) {
+      try {
+        fastAgentVenv = FastAgent.install();
+      } catch (Exception e) {
+        fastAgentProblem = e.getMessage();
+      }
+    }
+    if (fastAgentProblem != null) {
+      row("the peer: fast-agent", "not measured: " + fastAgentProblem, "", "", false);
+      return null;
+    }
+    Path dir = Files.createTempDirectory(work, "fast-agent");
+    Path config = dir.resolve("fastagent.config.yaml");
+    Files.writeString(config, FastAgent.config());
+    int port = Server.freePort();
+    Server s =
+        Server.launch(
+            FastAgent.serveCommand(fastAgentVenv, config, dir.resolve("home"), port),
+            dir,
+            dir.resolve("fast-agent.log"));
+    String mcp = "http://127.0.0.1:" + port + "/mcp";
+    try {
+      long ms = firstAnswer(s, mcp, FastAgent.TOOL);
+      return new Peer(s, mcp, ms, s.rssMb());
+    } catch (Exception e) {
+      s.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Milliseconds from launch to the first answer of a tools/call (initialize, then the call), the
+   * moment a client is served.
+   */
+  private static long firstAnswer(Server s, String mcp, String tool) throws Exception {
+    String body = Load.toolCallBody(tool, Map.of("message", "first"));
+    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!s.process.isAlive()) {
+        throw new IllegalStateException("server exited with " + s.process.exitValue());
+      }
+      try {
+        String session = Load.openSession(mcp);
+        if (Load.post(mcp, session, body).body().contains("first")) {
+          return s.millisSinceLaunch();
+        }
+      } catch (IOException | IllegalStateException e) {
+        // not listening yet
+      }
+      Thread.sleep(5);
+    }
+    throw new IllegalStateException(mcp + " never answered " + tool);
+  }
+
+  /** Launch to first answer and RSS then, Pallas and the peer interleaved. */
+  private static void startToFirstAnswer() throws Exception {
+    List<double[]> ours = new ArrayList<>();
+    List<double[]> theirs = new ArrayList<>();
+    for (int i = 0; i < Math.max(3, runs); i++) {
+      try (Pallas p = launchPallas(agentYaml("passthrough", "request", ""))) {
+        long ms = firstAnswer(p.server, p.mcp, "send_message");
+        ours.add(new double[] {ms, p.server.rssMb()});
+      }
+      Peer peer = fastAgent();
+      if (peer == null) {
+        return;
+      }
+      try (peer) {
+        theirs.add(new double[] {peer.firstAnswerMs, peer.rssAtFirstMb});
+      }
+    }
+    double oursMs = medianOf(ours, r -> r[0]);
+    double theirsMs = medianOf(theirs, r -> r[0]);
+    row(
+        "process start to first send_message answer, Pallas vs fast-agent "
+            + FastAgent.VERSION
+            + " (median of "
+            + ours.size()
+            + ", interleaved)",
+        String.format("Pallas %.0f ms, RSS then %.0f MB", oursMs, medianOf(ours, r -> r[1])),
+        String.format(
+            "fast-agent %.0f ms, RSS then %.0f MB (Pallas %.1fx faster)",
+            theirsMs, medianOf(theirs, r -> r[1]), ratio(theirsMs, oursMs)),
+        "measured, not a target",
+        true);
   }
 
   private static String agentYaml(String model, String scope, String extra) {
@@ -413,18 +622,52 @@ public final class Benchmarks {
     return s;
   }
 
+  interface Measured {
+    void run() throws Exception;
+  }
+
   interface Measure {
     Load.Result run() throws Exception;
   }
 
   /** The run with the median throughput. */
   private static Load.Result median(Measure m) throws Exception {
+    return mid(runs(m));
+  }
+
+  /** Every measured window, in the order measured. */
+  private static List<Load.Result> runs(Measure m) throws Exception {
     List<Load.Result> results = new ArrayList<>();
     for (int i = 0; i < runs; i++) {
       results.add(m.run());
     }
-    results.sort(Comparator.comparingDouble(Load.Result::perSecond));
-    return results.get(results.size() / 2);
+    return results;
+  }
+
+  /** The run with the median throughput. */
+  private static Load.Result mid(List<Load.Result> results) {
+    List<Load.Result> sorted = new ArrayList<>(results);
+    sorted.sort(Comparator.comparingDouble(Load.Result::perSecond));
+    return sorted.get(sorted.size() / 2);
+  }
+
+  /** The median of the runs' server CPU per call, in microseconds. */
+  private static double midCpu(List<Load.Result> results) {
+    double[] v = results.stream().mapToDouble(Load.Result::cpuMicros).sorted().toArray();
+    return v[v.length / 2];
+  }
+
+  private static String cpus(List<Load.Result> results) {
+    List<String> out = new ArrayList<>();
+    for (Load.Result r : results) {
+      out.add(String.format("%.0f", r.cpuMicros()));
+    }
+    return String.join(", ", out);
+  }
+
+  /** How many times {@code a} is {@code b}. */
+  static double ratio(double a, double b) {
+    return b == 0 ? Double.NaN : a / b;
   }
 
   private static double medianOf(List<double[]> runs, ToDoubleFunction<double[]> f) {
