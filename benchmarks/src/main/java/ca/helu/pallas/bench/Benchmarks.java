@@ -25,11 +25,15 @@ import java.util.function.ToDoubleFunction;
  * sdk,wrk,...]}.
  */
 public final class Benchmarks {
-  /** JDK 24+ warns when jboss-threads touches sun.misc.Unsafe; the flag keeps logs clean. */
+  /**
+   * Every server JVM's options: JDK 24+ warns when jboss-threads touches sun.misc.Unsafe (the flag
+   * keeps logs clean), plus any --server-jvm-arg.
+   */
   private static final List<String> JVM =
-      Runtime.version().feature() >= 24
-          ? List.of("--sun-misc-unsafe-memory-access=allow")
-          : List.of();
+      new ArrayList<>(
+          Runtime.version().feature() >= 24
+              ? List.of("--sun-misc-unsafe-memory-access=allow")
+              : List.of());
 
   private static Duration warmup = Duration.ofSeconds(30);
   private static Duration window = Duration.ofSeconds(10);
@@ -56,6 +60,11 @@ public final class Benchmarks {
           runs = 1;
         }
         case "--out" -> out = Path.of(args[++i]);
+        case "--warmup" -> warmup = Duration.ofSeconds(Long.parseLong(args[++i]));
+        case "--window" -> window = Duration.ofSeconds(Long.parseLong(args[++i]));
+        case "--runs" -> runs = Integer.parseInt(args[++i]);
+        // e.g. -XX:StartFlightRecording=filename=/tmp/jfr/,settings=profile to profile the servers
+        case "--server-jvm-arg" -> JVM.add(args[++i]);
         // a few scenarios, printed only (a partial table must not replace the docs' one)
         case "--only" -> {
           only.addAll(List.of(args[++i].split(",")));
