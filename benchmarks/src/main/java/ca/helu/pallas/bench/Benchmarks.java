@@ -66,6 +66,7 @@ public final class Benchmarks {
         case "--runs" -> runs = Integer.parseInt(args[++i]);
         // e.g. -XX:StartFlightRecording=filename=/tmp/jfr/,settings=profile to profile the servers
         case "--server-jvm-arg" -> JVM.add(args[++i]);
+        case "--no-peer" -> fastAgentProblem = "left out (--no-peer)";
         // a few scenarios, printed only (a partial table must not replace the docs' one)
         case "--only" -> {
           only.addAll(List.of(args[++i].split(",")));
