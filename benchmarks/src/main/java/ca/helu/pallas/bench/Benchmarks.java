@@ -759,7 +759,13 @@ public final class Benchmarks {
         + warmup.toSeconds()
         + " s warm-up (startup: median of the launches). Agents use `instanceScope: request` for"
         + " throughput runs (no history to grow); the bare-SDK baseline is the MCP Java SDK on the same"
-        + " Undertow setup with one `echo` tool, measured in the same run.\n\n"
+        + " Undertow setup with one `echo` tool, measured in the same run: both servers run side by"
+        + " side and are measured in alternating windows, and ratios are the median of the"
+        + " windows' ratios. Server CPU per call is the server process's utime + stime"
+        + " (/proc/<pid>/stat) over a window divided by the calls it answered. The peer is fast-agent "
+        + FastAgent.VERSION
+        + " (`fast-agent serve --model passthrough --instance-scope request`, Python, Streamable"
+        + " HTTP), driven by the same clients.\n\n"
         + "| scenario | measured | context | target | |\n|---|---|---|---|---|\n"
         + String.join("\n", rows)
         + "\n";
