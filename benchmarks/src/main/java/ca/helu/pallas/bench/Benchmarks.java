@@ -262,8 +262,8 @@ public final class Benchmarks {
     row(
         "the peer: fast-agent " + FastAgent.VERSION + " under wrk -t2 -c64 (server capacity)",
         String.format(
-            "%,.1f calls/s, p50 %.0f ms, p99 %.0f ms, errors %d (wrk: non-2xx), %,.0f µs CPU per"
-                + " call",
+            "%,.1f calls/s, p50 %.0f ms, p99 %.0f ms, errors %d (non-2xx or timed out after 10 s),"
+                + " %,.0f µs CPU per call",
             t.perSecond(), t.p50Ms(), t.p99Ms(), t.errors(), midCpu(theirs)),
         String.format(
             "Pallas: %.0fx the calls per second, %.0fx less CPU per call",

@@ -273,15 +273,32 @@ final class Load {
       throw new IllegalStateException("wrk output not understood:\n" + out);
     }
     Matcher total = Pattern.compile("(\\d+) requests in").matcher(out);
-    Matcher non2xx = Pattern.compile("Non-2xx or 3xx responses: (\\d+)").matcher(out);
     Result r =
         new Result(
             Double.parseDouble(rps.group(1)),
             wrkPercentile(out, "50%"),
             wrkPercentile(out, "99%"),
             total.find() ? Long.parseLong(total.group(1)) : -1,
-            non2xx.find() ? Long.parseLong(non2xx.group(1)) : 0);
+            wrkErrors(out));
     return serverCpu == Cpu.NONE ? r : r.withCpu(cpu);
+  }
+
+  /** Responses that were not 2xx or 3xx, plus requests wrk gave up on (timeouts, resets). */
+  static long wrkErrors(String out) {
+    long errors = 0;
+    Matcher non2xx = Pattern.compile("Non-2xx or 3xx responses: (\\d+)").matcher(out);
+    if (non2xx.find()) {
+      errors += Long.parseLong(non2xx.group(1));
+    }
+    Matcher socket =
+        Pattern.compile("Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)")
+            .matcher(out);
+    if (socket.find()) {
+      for (int i = 1; i <= 4; i++) {
+        errors += Long.parseLong(socket.group(i));
+      }
+    }
+    return errors;
   }
 
   private static double wrkPercentile(String out, String label) {
