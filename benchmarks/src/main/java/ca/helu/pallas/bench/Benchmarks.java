@@ -259,6 +259,15 @@ public final class Benchmarks {
       }
     }
     Load.Result t = mid(theirs);
+    if (t.calls() <= 0) {
+      row(
+          "the peer: fast-agent " + FastAgent.VERSION + " under wrk -t2 -c64 (server capacity)",
+          "no call answered within a " + window.toSeconds() + " s window",
+          "",
+          "measured, not a target",
+          false);
+      return;
+    }
     row(
         "the peer: fast-agent " + FastAgent.VERSION + " under wrk -t2 -c64 (server capacity)",
         String.format(
