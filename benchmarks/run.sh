@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the runtime and the benchmark tool, then measures and writes docs/benchmarks.md.
 # Needs wrk (Debian: apt-get install wrk) for the server-capacity and registry rows.
-# Takes about 7 minutes; --quick gives rough numbers in about 1 minute (not for docs).
+# Takes about 12 minutes; --quick gives rough numbers in about 2 minutes (not for docs).
+# The peer, fast-agent, is installed on first use in a venv under ~/.cache/pallas/bench (needs a
+# Python >= 3.12: PALLAS_BENCH_PYTHON, a pyenv one, or python3); --no-peer leaves it out.
+# --only sdk,wrk,... runs some scenarios and prints them without touching docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -q -DskipTests -pl benchmarks -am package

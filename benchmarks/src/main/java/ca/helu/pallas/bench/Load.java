@@ -26,12 +26,40 @@ final class Load {
   static final HttpClient HTTP =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  /** Throughput and latency of one measured window. */
-  record Result(double perSecond, double p50Ms, double p99Ms, long calls, long errors) {}
+  /**
+   * Throughput and latency of one measured window, and the server's CPU per call in it (NaN when
+   * not measured).
+   */
+  record Result(
+      double perSecond, double p50Ms, double p99Ms, long calls, long errors, double cpuMicros) {
+    Result(double perSecond, double p50Ms, double p99Ms, long calls, long errors) {
+      this(perSecond, p50Ms, p99Ms, calls, errors, Double.NaN);
+    }
+
+    /** This result with the server CPU spent over the window spread on its calls. */
+    Result withCpu(long cpuNanos) {
+      return new Result(
+          perSecond, p50Ms, p99Ms, calls, errors, ProcStat.microsPerCall(cpuNanos, calls));
+    }
+  }
+
+  /** A server's CPU time so far, in nanoseconds. */
+  interface Cpu {
+    long nanos() throws Exception;
+
+    Cpu NONE = () -> 0;
+  }
 
   /** N Java SDK client sessions calling {@code tool} back to back. */
   static Result sdkClosedLoop(
       String url, String tool, int sessions, Duration warmup, Duration measure) throws Exception {
+    return sdkClosedLoop(url, tool, sessions, warmup, measure, Cpu.NONE);
+  }
+
+  /** The same, with the server's CPU per call measured over the window. */
+  static Result sdkClosedLoop(
+      String url, String tool, int sessions, Duration warmup, Duration measure, Cpu serverCpu)
+      throws Exception {
     List<McpSyncClient> clients = new ArrayList<>();
     for (int i = 0; i < sessions; i++) {
       int slash = url.indexOf('/', "http://".length());
@@ -48,7 +76,8 @@ final class Load {
     McpSchema.CallToolRequest request =
         new McpSchema.CallToolRequest(tool, Map.of("message", "hello"));
     try {
-      return closedLoop(sessions, warmup, measure, i -> clients.get(i).callTool(request));
+      return closedLoop(
+          sessions, warmup, measure, i -> clients.get(i).callTool(request), serverCpu);
     } finally {
       clients.forEach(McpSyncClient::closeGracefully);
     }
@@ -60,6 +89,11 @@ final class Load {
 
   static Result closedLoop(int sessions, Duration warmup, Duration measure, Call call)
       throws Exception {
+    return closedLoop(sessions, warmup, measure, call, Cpu.NONE);
+  }
+
+  static Result closedLoop(
+      int sessions, Duration warmup, Duration measure, Call call, Cpu serverCpu) throws Exception {
     AtomicBoolean measuring = new AtomicBoolean();
     AtomicBoolean stop = new AtomicBoolean();
     long[][] latencies = new long[sessions][];
@@ -94,16 +128,19 @@ final class Load {
               }));
     }
     Thread.sleep(warmup.toMillis());
+    long cpu0 = serverCpu.nanos();
     measuring.set(true);
     long t0 = System.nanoTime();
     Thread.sleep(measure.toMillis());
     measuring.set(false);
     long elapsed = System.nanoTime() - t0;
+    long cpu = serverCpu.nanos() - cpu0;
     stop.set(true);
     for (Thread t : threads) {
       t.join();
     }
-    return summarize(latencies, counts, Arrays.stream(errors).sum(), elapsed);
+    Result r = summarize(latencies, counts, Arrays.stream(errors).sum(), elapsed);
+    return serverCpu == Cpu.NONE ? r : r.withCpu(cpu);
   }
 
   static Result summarize(long[][] latencies, int[] counts, long errors, long elapsedNanos) {
@@ -125,7 +162,10 @@ final class Load {
     return sorted[Math.min(sorted.length - 1, (int) Math.floor(q * sorted.length))] / 1e6;
   }
 
-  /** A raw Streamable HTTP session over the shared HttpClient (cheap: no thread per session). */
+  /**
+   * A raw Streamable HTTP session over the shared HttpClient (cheap: no thread per session); null
+   * when the server is stateless.
+   */
   static String openSession(String url) throws Exception {
     HttpResponse<String> init =
         post(
@@ -133,7 +173,11 @@ final class Load {
             null,
             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
                 + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}");
-    String session = init.headers().firstValue("mcp-session-id").orElseThrow();
+    if (init.statusCode() != 200) {
+      throw new IllegalStateException("initialize answered " + init.statusCode());
+    }
+    // a stateless server (fast-agent) names no session: its calls then carry none
+    String session = init.headers().firstValue("mcp-session-id").orElse(null);
     post(url, session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     return session;
   }
@@ -168,12 +212,26 @@ final class Load {
   static Result wrk(
       String url, List<String> sessions, String body, Duration duration, int connections)
       throws Exception {
+    return wrk(url, sessions, body, duration, connections, Cpu.NONE);
+  }
+
+  /** The same, with the server's CPU per request measured over wrk's run. */
+  static Result wrk(
+      String url,
+      List<String> sessions,
+      String body,
+      Duration duration,
+      int connections,
+      Cpu serverCpu)
+      throws Exception {
     Path script = Files.createTempFile("pallas-wrk", ".lua");
     StringBuilder lua = new StringBuilder();
     if (body != null) {
       lua.append("local sessions = {");
       for (String s : sessions) {
-        lua.append('"').append(s).append("\",");
+        if (s != null) {
+          lua.append('"').append(s).append("\",");
+        }
       }
       lua.append("}\nlocal body = ").append(luaString(body)).append('\n');
       lua.append(
@@ -181,9 +239,12 @@ final class Load {
           local i = 0
           request = function()
             i = i + 1
-            return wrk.format("POST", nil, {["Content-Type"] = "application/json",
-              ["Accept"] = "application/json, text/event-stream",
-              ["Mcp-Session-Id"] = sessions[(i % #sessions) + 1]}, body)
+            local headers = {["Content-Type"] = "application/json",
+              ["Accept"] = "application/json, text/event-stream"}
+            if #sessions > 0 then
+              headers["Mcp-Session-Id"] = sessions[(i % #sessions) + 1]
+            end
+            return wrk.format("POST", nil, headers, body)
           end
           """);
     }
@@ -202,21 +263,42 @@ final class Load {
       command.addAll(List.of("-s", script.toString()));
     }
     command.add(url);
+    long cpu0 = serverCpu.nanos();
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes());
     p.waitFor();
+    long cpu = serverCpu.nanos() - cpu0;
     Matcher rps = Pattern.compile("Requests/sec:\\s+([0-9.]+)").matcher(out);
     if (!rps.find()) {
       throw new IllegalStateException("wrk output not understood:\n" + out);
     }
     Matcher total = Pattern.compile("(\\d+) requests in").matcher(out);
+    Result r =
+        new Result(
+            Double.parseDouble(rps.group(1)),
+            wrkPercentile(out, "50%"),
+            wrkPercentile(out, "99%"),
+            total.find() ? Long.parseLong(total.group(1)) : -1,
+            wrkErrors(out));
+    return serverCpu == Cpu.NONE ? r : r.withCpu(cpu);
+  }
+
+  /** Responses that were not 2xx or 3xx, plus requests wrk gave up on (timeouts, resets). */
+  static long wrkErrors(String out) {
+    long errors = 0;
     Matcher non2xx = Pattern.compile("Non-2xx or 3xx responses: (\\d+)").matcher(out);
-    return new Result(
-        Double.parseDouble(rps.group(1)),
-        wrkPercentile(out, "50%"),
-        wrkPercentile(out, "99%"),
-        total.find() ? Long.parseLong(total.group(1)) : -1,
-        non2xx.find() ? Long.parseLong(non2xx.group(1)) : 0);
+    if (non2xx.find()) {
+      errors += Long.parseLong(non2xx.group(1));
+    }
+    Matcher socket =
+        Pattern.compile("Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)")
+            .matcher(out);
+    if (socket.find()) {
+      for (int i = 1; i <= 4; i++) {
+        errors += Long.parseLong(socket.group(i));
+      }
+    }
+    return errors;
   }
 
   private static double wrkPercentile(String out, String label) {

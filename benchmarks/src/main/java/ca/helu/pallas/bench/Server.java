@@ -29,10 +29,24 @@ final class Server implements AutoCloseable {
     command.addAll(jvmArgs);
     command.addAll(List.of("-cp", Benchmarks.jar().toString(), mainClass));
     command.addAll(args);
+    return launch(command, Path.of("."), log);
+  }
+
+  /** Any server process (the peer is a Python program), started in {@code dir}. */
+  static Server launch(List<String> command, Path dir, Path log) throws IOException {
     long t0 = System.nanoTime();
     Process p =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        new ProcessBuilder(command)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
     return new Server(p, t0);
+  }
+
+  /** Milliseconds since launch. */
+  long millisSinceLaunch() {
+    return (System.nanoTime() - startedNanos) / 1_000_000;
   }
 
   /** Milliseconds from launch until GET url answered 200. */
@@ -54,6 +68,11 @@ final class Server implements AutoCloseable {
       }
     }
     throw new IllegalStateException(url + " not ready");
+  }
+
+  /** CPU time the server has used so far (user + system), in nanoseconds. */
+  long cpuNanos() throws IOException {
+    return ProcStat.cpuNanos(process.pid());
   }
 
   /** Resident set size in MB. */

@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -77,33 +78,62 @@ public final class PallasMetrics {
         .set(1000);
   }
 
+  /**
+   * Meters registered once and then reused: building and looking a meter up on every call (its id,
+   * tags and buckets) cost more CPU than the passthrough model's whole turn. A series still appears
+   * with its first use.
+   */
+  private final Map<String, Counter> sendMessageOk = new ConcurrentHashMap<>();
+
+  private final Map<String, Counter> sendMessageError = new ConcurrentHashMap<>();
+  private final Map<String, Timer> sendMessageDuration = new ConcurrentHashMap<>();
+
   /** pallas_send_message_total{agent, outcome} and pallas_send_message_duration_seconds{agent}. */
   public void sendMessage(String agent, boolean ok, Duration duration) {
-    Counter.builder("pallas.send_message")
-        .description("send_message MCP calls")
-        .tags("agent", agent, "outcome", ok ? "ok" : "error")
-        .register(registry)
+    String outcome = ok ? "ok" : "error";
+    (ok ? sendMessageOk : sendMessageError)
+        .computeIfAbsent(
+            agent,
+            a ->
+                Counter.builder("pallas.send_message")
+                    .description("send_message MCP calls")
+                    .tags("agent", a, "outcome", outcome)
+                    .register(registry))
         .increment();
-    Timer.builder("pallas.send_message.duration")
-        .description("End-to-end MCP send_message wall-clock duration")
-        .tags("agent", agent)
-        .serviceLevelObjectives(CALL_BUCKETS)
-        .register(registry)
+    sendMessageDuration
+        .computeIfAbsent(
+            agent,
+            a ->
+                Timer.builder("pallas.send_message.duration")
+                    .description("End-to-end MCP send_message wall-clock duration")
+                    .tags("agent", a)
+                    .serviceLevelObjectives(CALL_BUCKETS)
+                    .register(registry))
         .record(duration);
   }
 
+  private final Map<List<String>, Counter> llmCounters = new ConcurrentHashMap<>();
+
   /** pallas_llm_turns_total{agent, model} and pallas_llm_tokens_total{agent, model, kind}. */
   public void llmTurn(String agent, String model, Map<String, Long> tokensByKind) {
-    Counter.builder("pallas.llm.turns")
-        .description("LLM provider round-trips per agent/model")
-        .tags("agent", agent, "model", model)
-        .register(registry)
+    llmCounters
+        .computeIfAbsent(
+            List.of(agent, model),
+            k ->
+                Counter.builder("pallas.llm.turns")
+                    .description("LLM provider round-trips per agent/model")
+                    .tags("agent", agent, "model", model)
+                    .register(registry))
         .increment();
     tokensByKind.forEach((kind, count) ->
-        Counter.builder("pallas.llm.tokens")
-            .description("Tokens consumed")
-            .tags("agent", agent, "model", model, "kind", kind)
-            .register(registry)
+        llmCounters
+            .computeIfAbsent(
+                List.of(agent, model, kind),
+                k ->
+                    Counter.builder("pallas.llm.tokens")
+                        .description("Tokens consumed")
+                        .tags("agent", agent, "model", model, "kind", kind)
+                        .register(registry))
             .increment(count));
   }
 
@@ -131,13 +161,21 @@ public final class PallasMetrics {
         .record(duration);
   }
 
+  private final Map<String, Timer> queueWait = new ConcurrentHashMap<>();
+
   /** pallas_send_message_queue_seconds{agent}: time a call waited for its conversation's turn. */
   public void queueWait(String agent, Duration waited) {
-    Timer.builder("pallas.send.message.queue")
-        .description("Time a send_message call waited for the calls before it on its conversation")
-        .tags("agent", agent)
-        .serviceLevelObjectives(CALL_BUCKETS)
-        .register(registry)
+    queueWait
+        .computeIfAbsent(
+            agent,
+            a ->
+                Timer.builder("pallas.send.message.queue")
+                    .description(
+                        "Time a send_message call waited for the calls before it on its"
+                            + " conversation")
+                    .tags("agent", a)
+                    .serviceLevelObjectives(CALL_BUCKETS)
+                    .register(registry))
         .record(waited);
   }
 

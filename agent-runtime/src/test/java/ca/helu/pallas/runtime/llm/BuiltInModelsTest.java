@@ -67,4 +67,32 @@ class BuiltInModelsTest {
     assertThat(chat(m, UserMessage.from("later")).aiMessage().text()).isEqualTo("later");
     assertThat((System.nanoTime() - start) / 1_000_000).isGreaterThanOrEqualTo(200);
   }
+
+  @Test
+  void passthroughCountsTokensAsWhitespaceSeparatedWords() {
+    ModelClient m = BuiltInModels.create("passthrough", Duration.ZERO);
+    ChatResponse r =
+        chat(m, SystemMessage.from("be  brief"), UserMessage.from(" one two\tthree\n"));
+
+    assertThat(r.tokenUsage().inputTokenCount()).isEqualTo(5);
+    assertThat(r.tokenUsage().outputTokenCount()).isEqualTo(3);
+  }
+
+  @Test
+  void wordsCountsWhatTheRegexSplitCounted() {
+    for (String text :
+        List.of(
+            "",
+            "   ",
+            "one",
+            " one  two ",
+            "a\tb\nc\u000Bd\fe\rf",
+            "\u2003wide\u2003space\u2003",
+            "x\u001Cy",
+            "\u001C x y \u001C",
+            "trailing\n\n")) {
+      int regex = text.isBlank() ? 0 : text.strip().split("\\s+").length;
+      assertThat(BuiltInModels.words(text)).as("words in [%s]", text).isEqualTo(regex);
+    }
+  }
 }
