@@ -4,6 +4,7 @@ import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
+import ca.helu.pallas.runtime.http.SdkClientMistakes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -81,6 +82,7 @@ public final class AgentMcpServer implements AutoCloseable {
     TurnHandler turns = new TurnHandler(card, loop, scope, conversations, metrics, inFlight);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(McpEdgeFilter.jsonFactory()));
+    SdkClientMistakes.install(); // the SDK's ERROR for a response nobody awaits
     this.transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(json)

@@ -470,6 +470,14 @@ class HostileInputIT {
         assertThat(JSON.readTree(r.body()).at("/error/message").asText())
             .contains("awaits no response with this id");
       }
+      // an id of the form of the server's own pings reaches the SDK, which awaits no such ping
+      HttpResponse<String> r =
+          HTTP.send(
+              postInSession(
+                  "{\"jsonrpc\":\"2.0\",\"id\":\"" + session + "-424242\",\"result\":{}}"),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(r.statusCode()).as(r.body()).isBetween(200, 499);
+      assertThat(r.body()).doesNotContain("Exception");
     } finally {
       root.detachAppender(log);
     }
