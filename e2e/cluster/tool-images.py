@@ -78,7 +78,10 @@ def python_image(layer):
     return {"Entrypoint": ["/usr/local/python/bin/python3", "/app/daedalus_job.py"],
             "Env": ["PATH=/usr/local/python/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1",
                     "PYTHONUNBUFFERED=1", "LANG=C.UTF-8"],
-            "WorkingDir": "/app"}, [prefix, venv, os.path.join(ROOT, "e2e", "python")]
+            "WorkingDir": "/app"}, [os.path.join(prefix, "bin", f"python{minor}"),
+                                    os.path.join(venv, "pyvenv.cfg"),
+                                    os.path.join(ROOT, "e2e", "requirements.txt"),
+                                    os.path.join(ROOT, "e2e", "python")]
 
 
 def everything_image(layer, version):
