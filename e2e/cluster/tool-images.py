@@ -51,40 +51,43 @@ def digest(*paths):
     return h.hexdigest()[:16]
 
 
-def python_image(layer):
+def python_image():
     """The e2e venv's interpreter and packages (e2e/setup.sh makes it) and Daedalus' scripts."""
     venv = os.path.join(ROOT, "e2e", ".work", "venv")
     subprocess.run([os.path.join(ROOT, "e2e", "setup.sh")], check=True, stdout=subprocess.DEVNULL)
-    version = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
-                              "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}',"
-                              " sys.base_prefix)"],
-                             check=True, capture_output=True, text=True).stdout.split()
-    minor, prefix = version
+    minor, prefix = subprocess.run(
+        [os.path.join(venv, "bin", "python"), "-c",
+         "import sys; print(f'{sys.version_info[0]}.{sys.version_info[1]}', sys.base_prefix)"],
+        check=True, capture_output=True, text=True).stdout.split()
     lib = f"lib/python{minor}"
+    python = os.path.join(prefix, "bin", f"python{minor}")
+    scripts = os.path.join(ROOT, "e2e", "python")
 
     def skip(relative):
         top = relative.split(os.sep)[0]
         return top in PYTHON_SKIP or top.startswith("config-")
 
-    layer.tree("/usr/local/python/" + lib, os.path.join(prefix, lib), skip)
-    layer.tree("/usr/local/python/" + lib + "/site-packages",
-               os.path.join(venv, lib, "site-packages"),
-               lambda r: r.split(os.sep)[0].split("-")[0] in ("pip", "setuptools", "_pytest",
-                                                               "pytest"))
-    # libpython comes with the libraries, at the path the interpreter's RPATH names
-    layer.file("/usr/local/python/bin/python3", os.path.join(prefix, "bin", f"python{minor}"))
-    for name in ("daedalus.py", "daedalus_job.py"):
-        layer.file("/app/" + name, os.path.join(ROOT, "e2e", "python", name))
-    return {"Entrypoint": ["/usr/local/python/bin/python3", "/app/daedalus_job.py"],
-            "Env": ["PATH=/usr/local/python/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1",
-                    "PYTHONUNBUFFERED=1", "LANG=C.UTF-8"],
-            "WorkingDir": "/app"}, [os.path.join(prefix, "bin", f"python{minor}"),
-                                    os.path.join(venv, "pyvenv.cfg"),
-                                    os.path.join(ROOT, "e2e", "requirements.txt"),
-                                    os.path.join(ROOT, "e2e", "python")]
+    def fill(layer):
+        layer.tree("/usr/local/python/" + lib, os.path.join(prefix, lib), skip)
+        layer.tree("/usr/local/python/" + lib + "/site-packages",
+                   os.path.join(venv, lib, "site-packages"),
+                   lambda r: r.split(os.sep)[0].split("-")[0] in ("pip", "setuptools", "_pytest",
+                                                                   "pytest"))
+        # libpython comes with the libraries, at the path the interpreter's RPATH names
+        layer.file("/usr/local/python/bin/python3", python)
+        for name in ("daedalus.py", "daedalus_job.py"):
+            layer.file("/app/" + name, os.path.join(scripts, name))
+
+    config = {"Entrypoint": ["/usr/local/python/bin/python3", "/app/daedalus_job.py"],
+              "Env": ["PATH=/usr/local/python/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1",
+                      "PYTHONUNBUFFERED=1", "LANG=C.UTF-8"],
+              "WorkingDir": "/app"}
+    inputs = [python, os.path.join(venv, "pyvenv.cfg"),
+              os.path.join(ROOT, "e2e", "requirements.txt"), scripts]
+    return config, inputs, fill
 
 
-def everything_image(layer, version):
+def everything_image(version):
     """Node.js and server-everything, installed once with npm into the cache."""
     prefix = os.path.join(cache(), "npm", f"server-everything-{version}")
     entry = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -93,30 +96,35 @@ def everything_image(layer, version):
                         f"@modelcontextprotocol/server-everything@{version}"],
                        check=True, stdout=subprocess.DEVNULL)
     node = os.path.realpath(shutil.which("node"))
-    layer.file("/usr/bin/node", node)
-    layer.tree("/app/node_modules", os.path.join(prefix, "node_modules"))
-    # as PID 1, node ignores SIGTERM unless it handles it: exit at once, as the kubelet expects
-    layer.bytes("/app/exit-on-sigterm.js", b"process.on('SIGTERM', () => process.exit(0));\n")
-    return {"Entrypoint": ["/usr/bin/node", "--require", "/app/exit-on-sigterm.js",
-                           "/app/" + entry, "streamableHttp"],
-            "Env": ["PATH=/usr/bin:/bin", "PORT=3001", "NODE_ENV=production"],
-            "ExposedPorts": {"3001/tcp": {}},
-            "WorkingDir": "/app"}, [node, prefix]
+
+    def fill(layer):
+        layer.file("/usr/bin/node", node)
+        layer.tree("/app/node_modules", os.path.join(prefix, "node_modules"))
+        # as PID 1, node ignores SIGTERM unless it handles it: exit at once, as the kubelet expects
+        layer.bytes("/app/exit-on-sigterm.js", b"process.on('SIGTERM', () => process.exit(0));\n")
+
+    config = {"Entrypoint": ["/usr/bin/node", "--require", "/app/exit-on-sigterm.js",
+                             "/app/" + entry, "streamableHttp"],
+              "Env": ["PATH=/usr/bin:/bin", "PORT=3001", "NODE_ENV=production"],
+              "ExposedPorts": {"3001/tcp": {}},
+              "WorkingDir": "/app"}
+    return config, [node, prefix], fill
 
 
 def go_image(name, workdir=None):
     """One Go binary from the PATH at /bin/NAME, as the upstream images have it."""
-    def build(layer):
-        binary = os.path.realpath(shutil.which(name) or sys.exit(
-            f"tool-images: {name} is not on the PATH (tools/go-binaries.sh builds it)"))
+    binary = os.path.realpath(shutil.which(name) or sys.exit(
+        f"tool-images: {name} is not on the PATH (tools/go-binaries.sh builds it)"))
+
+    def fill(layer):
         layer.file("/bin/" + name, binary)
         if workdir:
             layer.dir(workdir, 0o777)
-        config = {"Entrypoint": ["/bin/" + name], "Env": ["PATH=/bin:/usr/bin"]}
-        if workdir:
-            config["WorkingDir"] = workdir
-        return config, [binary]
-    return build
+
+    config = {"Entrypoint": ["/bin/" + name], "Env": ["PATH=/bin:/usr/bin"]}
+    if workdir:
+        config["WorkingDir"] = workdir
+    return config, [binary], fill
 
 
 def module_version(name, module):
@@ -139,17 +147,19 @@ def cache():
                         "images")
 
 
-def build(tag, make, out):
-    """The image at out/<name>.tar, from the cache when its inputs have not changed."""
+def build(tag, image, out):
+    """The image at out/<name>.tar, from the cache when its inputs have not changed. image is
+    (config, the files it is made of, a function writing them into a layer)."""
     began = time.monotonic()
-    layer = imagelib.Layer()
-    layer.users(USER, "nonroot")
-    config, inputs = make(layer)
+    config, inputs, fill = image
     key = digest(__file__, imagelib.__file__, *inputs)
     name = tag.split(":")[0]
     cached = os.path.join(cache(), f"{name}-{key}.tar")
     state = "cached"
     if not os.path.exists(cached):
+        layer = imagelib.Layer()
+        layer.users(USER, "nonroot")
+        fill(layer)
         data = layer.close()
         libs = imagelib.Layer()
         with tempfile.TemporaryDirectory() as root:
@@ -175,9 +185,8 @@ def main():
     parser.add_argument("--server-everything", default="2026.8.31", help="its npm version")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    build("pallas-daedalus:test", python_image, args.out)
-    build("pallas-mcp-everything:test",
-          lambda layer: everything_image(layer, args.server_everything), args.out)
+    build("pallas-daedalus:test", python_image(), args.out)
+    build("pallas-mcp-everything:test", everything_image(args.server_everything), args.out)
     prometheus = prometheus_release(module_version("prometheus", "github.com/prometheus/prometheus"))
     build(f"prometheus:{prometheus}", go_image("prometheus", "/prometheus"), args.out)
     operator = module_version("prometheus-operator",
