@@ -232,10 +232,7 @@ class EdgeLimitsIT {
   }
 
   private static String postHead(int length) {
-    return "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + "Accept: application/json, text/event-stream\r\nContent-Length: "
-        + length
-        + "\r\n\r\n";
+    return RawMcp.postHead("Content-Length: " + length);
   }
 
   private static HttpResponse<String> post(String url, String body) throws Exception {

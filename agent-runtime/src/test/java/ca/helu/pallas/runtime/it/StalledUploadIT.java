@@ -37,9 +37,7 @@ class StalledUploadIT {
         Socket socket = new Socket("127.0.0.1", fleet.port("a"))) {
       OutputStream out = socket.getOutputStream();
       out.write(
-          ("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  + "Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
-                  + "{\"jsonrpc\":\"2.0\",")
+          (RawMcp.postHead("Content-Length: 1000") + "{\"jsonrpc\":\"2.0\",")
               .getBytes(StandardCharsets.US_ASCII));
       out.flush();
       long started = System.nanoTime();

@@ -76,17 +76,24 @@ public final class RawMcp {
   }
 
   /**
+   * The head of a raw MCP POST on /mcp, with {@code framing} (e.g. {@code "Content-Length: 10"},
+   * {@code "Transfer-Encoding: chunked"}) as its last header lines.
+   */
+  public static String postHead(String framing) {
+    return "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + "Accept: application/json, text/event-stream\r\n"
+        + framing
+        + "\r\n\r\n";
+  }
+
+  /**
    * What the agent on this port answers a chunked POST of {@code mib} MiB of spaces with, as raw
    * HTTP (bytes on a socket: the body is never complete JSON).
    */
   public static String chunkedPost(int port, int mib) throws IOException {
     try (Socket socket = new Socket("127.0.0.1", port)) {
       OutputStream out = socket.getOutputStream();
-      out.write(
-          ("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                  + "Accept: application/json, text/event-stream\r\n"
-                  + "Transfer-Encoding: chunked\r\n\r\n")
-              .getBytes(StandardCharsets.US_ASCII));
+      out.write(postHead("Transfer-Encoding: chunked").getBytes(StandardCharsets.US_ASCII));
       byte[] chunk = new byte[1 << 20];
       Arrays.fill(chunk, (byte) ' ');
       byte[] size =
