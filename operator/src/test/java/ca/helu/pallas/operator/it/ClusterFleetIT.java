@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.NodeCluster;
-import ca.helu.pallas.operator.testing.Readme;
 import ca.helu.pallas.operator.testing.ToolImages;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.McpClients;
@@ -29,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -62,15 +62,7 @@ class ClusterFleetIT {
     cluster = NodeCluster.up(dir);
     images = ToolImages.build(cluster, dir.resolve("images"));
     cluster.load(ToolImages.tarballs(images));
-    // README's helm install; the operator ready before anything is applied
-    cluster.sh(Readme.block("## Run it on a cluster").get(0), LONG).ok();
-    cluster.kubectl(
-        "rollout",
-        "status",
-        "deployment/pallas-pallas-operator",
-        "--namespace",
-        "pallas-system",
-        "--timeout=300s");
+    cluster.installFromReadme(); // the operator ready before anything is applied
     llm = FakeLlmServer.openAiOn(NodeCluster.NODE_IP, "gpt-4o-mini");
   }
 
@@ -142,20 +134,15 @@ class ClusterFleetIT {
     long start = System.nanoTime();
     cluster.kubectl("apply", "--namespace", "team", "-f", "e2e/cluster/daedalus-job.yaml");
     String outcome =
-        await()
-            .atMost(LONG)
-            .pollInterval(Duration.ofSeconds(1))
-            .until(
-                () ->
-                    cluster.kubectl(
-                        "get",
-                        "job",
-                        "daedalus",
-                        "--namespace",
-                        "team",
-                        "-o",
-                        "jsonpath={.status.succeeded}/{.status.failed}"),
-                s -> !s.equals("/"));
+        awaitKubectl(
+            s -> !s.equals("/"),
+            "get",
+            "job",
+            "daedalus",
+            "--namespace",
+            "team",
+            "-o",
+            "jsonpath={.status.succeeded}/{.status.failed}");
     System.out.printf("Daedalus Job: kubectl apply to finished %.1f s%n", seconds(start));
     String log = cluster.kubectl("logs", "--namespace", "team", "job/daedalus");
     System.out.print(log);
@@ -195,21 +182,16 @@ class ClusterFleetIT {
         .ok();
 
     String prometheusIp =
-        await()
-            .atMost(LONG)
-            .pollInterval(Duration.ofSeconds(1))
-            .until(
-                () ->
-                    cluster.kubectl(
-                        "get",
-                        "pods",
-                        "--namespace",
-                        "monitoring",
-                        "-l",
-                        "app.kubernetes.io/name=prometheus",
-                        "-o",
-                        "jsonpath={.items[?(@.status.phase==\"Running\")].status.podIP}"),
-                ip -> !ip.isBlank());
+        awaitKubectl(
+            ip -> !ip.isBlank(),
+            "get",
+            "pods",
+            "--namespace",
+            "monitoring",
+            "-l",
+            "app.kubernetes.io/name=prometheus",
+            "-o",
+            "jsonpath={.items[?(@.status.phase==\"Running\")].status.podIP}");
     String prometheus = "http://" + prometheusIp + ":9090";
 
     // the three agents and the registry of the team, and the operator itself
@@ -335,6 +317,16 @@ class ClusterFleetIT {
                 l -> !l.isEmpty());
     cluster.kubectl("delete", "pod", name, "--namespace", "team", "--wait=false");
     return Long.parseLong(line.split(" ")[1]);
+  }
+
+  /**
+   * What kubectl with these arguments prints, once {@code done} accepts it (polled each second).
+   */
+  private static String awaitKubectl(Predicate<String> done, String... args) {
+    return await()
+        .atMost(LONG)
+        .pollInterval(Duration.ofSeconds(1))
+        .until(() -> cluster.kubectl(args), done);
   }
 
   private static long median(List<Long> values) {

@@ -74,14 +74,7 @@ class RealClusterIT {
         "label", "namespace", "default", "pod-security.kubernetes.io/enforce=restricted");
 
     long start = System.nanoTime();
-    assertThat(cluster.sh(commands.get(0), LONG).ok()).contains("STATUS: deployed");
-    cluster.kubectl(
-        "rollout",
-        "status",
-        "deployment/pallas-pallas-operator",
-        "--namespace",
-        "pallas-system",
-        "--timeout=300s");
+    assertThat(cluster.installFromReadme()).contains("STATUS: deployed");
     double helmToOperatorReady = seconds(start);
 
     start = System.nanoTime();

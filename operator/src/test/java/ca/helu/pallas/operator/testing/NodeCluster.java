@@ -94,6 +94,22 @@ public final class NodeCluster {
     return sh(command.toString(), Duration.ofMinutes(6)).ok();
   }
 
+  /**
+   * README's `helm install` (the first command of "Run it on a cluster"), then the operator's
+   * Deployment rolled out; returns helm's output.
+   */
+  public String installFromReadme() throws Exception {
+    String helm = sh(Readme.block("## Run it on a cluster").get(0), Duration.ofMinutes(6)).ok();
+    kubectl(
+        "rollout",
+        "status",
+        "deployment/pallas-pallas-operator",
+        "--namespace",
+        "pallas-system",
+        "--timeout=300s");
+    return helm;
+  }
+
   /** Imports more images into the node's containerd (`cluster.sh load`). */
   public void load(List<Path> images) throws Exception {
     List<String> args = new ArrayList<>(List.of("load"));
