@@ -32,6 +32,15 @@ public final class PallasNames {
   /** The Service port name every pod serves MCP (or server.json) and /metrics on. */
   public static final String PORT_NAME = "http";
 
+  /**
+   * The container port name an agent pod answers the kubelet's probes on, apart from its MCP port,
+   * so a flood of connections to the MCP port cannot fail its probes (docs/runtime.md, "Limits").
+   */
+  public static final String PROBE_PORT_NAME = "probes";
+
+  /** The probe port an agent pod uses, unless its MCP port is this one. */
+  public static final int PROBE_PORT = 8086;
+
   /** Where pods mount the rendered manifest, and its key in the ConfigMap. */
   public static final String CONFIG_DIR = "/etc/pallas";
 
@@ -39,6 +48,11 @@ public final class PallasNames {
   public static final String CONFIG_FILE = CONFIG_DIR + "/" + CONFIG_KEY;
 
   private PallasNames() {}
+
+  /** The probe port of an agent pod serving MCP on {@code mcpPort}: never the same port. */
+  public static int probePort(int mcpPort) {
+    return mcpPort == PROBE_PORT ? PROBE_PORT + 1 : PROBE_PORT;
+  }
 
   /** An agent name as it appears in object names and DNS: '_' becomes '-'. */
   public static String dnsName(String agent) {

@@ -64,7 +64,7 @@ public class AgentDeploymentsDependentResource
   }
 
   /** The command line the agent-runtime image runs for one agent (docs/operator.md). */
-  public static List<String> args(String agent, OperatorConfig config) {
+  public static List<String> args(String agent, int port, OperatorConfig config) {
     return List.of(
         "serve",
         "-f",
@@ -73,7 +73,9 @@ public class AgentDeploymentsDependentResource
         agent,
         "--cluster",
         "--drain-timeout",
-        Integer.toString(config.drainSeconds()));
+        Integer.toString(config.drainSeconds()),
+        "--probe-port",
+        Integer.toString(PallasNames.probePort(port)));
   }
 
   static Deployment desired(RenderedFleet fleet, AgentPod pod, OperatorConfig config) {
@@ -111,13 +113,13 @@ public class AgentDeploymentsDependentResource
         .withName("agent")
         .withImage(config.runtimeImage())
         .withImagePullPolicy(config.imagePullPolicy())
-        .withArgs(args(agent, config))
-        .withPorts(Pods.port(pod.port()))
+        .withArgs(args(agent, pod.port(), config))
+        .withPorts(Pods.agentPorts(pod.port()))
         .withEnv(pod.env())
         .withResources(Pods.resources(pod.agent().resources()))
-        .withReadinessProbe(Pods.readiness())
-        .withLivenessProbe(Pods.liveness())
-        .withStartupProbe(Pods.startup())
+        .withReadinessProbe(Pods.readiness(PallasNames.PROBE_PORT_NAME))
+        .withLivenessProbe(Pods.liveness(PallasNames.PROBE_PORT_NAME))
+        .withStartupProbe(Pods.startup(PallasNames.PROBE_PORT_NAME))
         // Service endpoints drop the pod first, then SIGTERM starts the drain
         .withNewLifecycle()
         .withNewPreStop()

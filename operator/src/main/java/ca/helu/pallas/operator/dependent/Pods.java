@@ -26,7 +26,8 @@ import java.util.List;
 /**
  * What every pod the operator renders has in common: Pod Security "restricted" (non-root, no
  * privilege escalation, no capabilities, seccomp RuntimeDefault, read-only root filesystem with a
- * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md).
+ * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md). The
+ * registry is probed on its serving port, an agent on a probe port of its own.
  */
 final class Pods {
   /** The runtime image's non-root user. */
@@ -67,34 +68,45 @@ final class Pods {
   }
 
   static List<ContainerPort> port(int port) {
-    return List.of(
-        new ContainerPortBuilder()
-            .withName(PallasNames.PORT_NAME)
-            .withContainerPort(port)
-            .withProtocol("TCP")
-            .build());
+    return List.of(containerPort(PallasNames.PORT_NAME, port));
   }
 
-  /** Ready while the endpoint serves and the pod is not draining. */
-  static Probe readiness() {
-    return httpProbe("/readyz", 2, 1);
+  /** An agent's MCP port and its probe port (PallasNames.probePort). */
+  static List<ContainerPort> agentPorts(int port) {
+    return List.of(
+        containerPort(PallasNames.PORT_NAME, port),
+        containerPort(PallasNames.PROBE_PORT_NAME, PallasNames.probePort(port)));
+  }
+
+  private static ContainerPort containerPort(String name, int port) {
+    return new ContainerPortBuilder()
+        .withName(name)
+        .withContainerPort(port)
+        .withProtocol("TCP")
+        .build();
+  }
+
+  /** Ready while the endpoint serves and the pod is not draining; probed on the named port. */
+  static Probe readiness(String port) {
+    return httpProbe(port, "/readyz", 2, 1);
   }
 
   /** Restarts a process that stopped answering. */
-  static Probe liveness() {
-    return httpProbe("/livez", 10, 3);
+  static Probe liveness(String port) {
+    return httpProbe(port, "/livez", 10, 3);
   }
 
   /** Gives a slow JVM start (a busy node) two minutes before liveness applies. */
-  static Probe startup() {
-    return httpProbe("/livez", 1, 120);
+  static Probe startup(String port) {
+    return httpProbe(port, "/livez", 1, 120);
   }
 
-  private static Probe httpProbe(String path, int periodSeconds, int failureThreshold) {
+  private static Probe httpProbe(
+      String port, String path, int periodSeconds, int failureThreshold) {
     return new ProbeBuilder()
         .withNewHttpGet()
         .withPath(path)
-        .withPort(new IntOrString(PallasNames.PORT_NAME))
+        .withPort(new IntOrString(port))
         .endHttpGet()
         .withPeriodSeconds(periodSeconds)
         .withFailureThreshold(failureThreshold)

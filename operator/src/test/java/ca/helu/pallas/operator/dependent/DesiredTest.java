@@ -87,8 +87,15 @@ class DesiredTest {
             "tech_research",
             "--cluster",
             "--drain-timeout",
-            "30");
-    assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(23031);
+            "30",
+            "--probe-port",
+            "8086");
+    assertThat(c.getPorts())
+        .extracting(p -> p.getName() + "=" + p.getContainerPort())
+        .containsExactly("http=23031", "probes=8086");
+    for (var probe : List.of(c.getReadinessProbe(), c.getLivenessProbe(), c.getStartupProbe())) {
+      assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("probes");
+    }
     assertThat(c.getResources().getRequests().get("cpu").toString()).isEqualTo("1");
     assertThat(c.getEnv())
         .singleElement()
@@ -163,6 +170,9 @@ class DesiredTest {
     assertThat(pod.getContainers().get(0).getArgs())
         .containsExactly("registry", "--config-map", "fleet-config", "--namespace", "ai");
     assertThat(pod.getContainers().get(0).getPorts().get(0).getContainerPort()).isEqualTo(23030);
+    // the registry serves no MCP sessions: probed on its one port
+    assertThat(pod.getContainers().get(0).getReadinessProbe().getHttpGet().getPort().getStrVal())
+        .isEqualTo(PallasNames.PORT_NAME);
     var rule = RegistryAccess.role(FLEET).getRules().get(0);
     assertThat(rule.getResources()).containsExactly("configmaps");
     assertThat(rule.getResourceNames()).containsExactly("fleet-config");

@@ -96,6 +96,11 @@ class RenderedPodsIT {
           .atMost(Duration.ofSeconds(90))
           .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
     }
+    // the kubelet probes an agent on its probe port, apart from MCP (docs/runtime.md, "Limits")
+    for (LocalPod agent : PODS.subList(0, 2)) {
+      assertThat(HttpStatus.of("http://127.0.0.1:" + agent.probePort() + "/readyz")).isEqualTo(200);
+      assertThat(HttpStatus.of("http://127.0.0.1:" + agent.probePort() + "/livez")).isEqualTo(200);
+    }
 
     // the coordinator reaches the helper by its Service name, as in the cluster
     try (McpSyncClient client = mcp("http://127.0.0.1:" + ports[2] + "/mcp")) {

@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * A rendered pod run as a local process: of the runtime jar (the container's args and env, Secret
  * keys read from their Secrets, its ConfigMap as files under a directory and the pod's paths
  * remapped there, Service names resolved through a hosts file given to the JVM), or of the runtime
- * image with everything as rendered ({@link #startImage}).
+ * image with everything else as rendered ({@link #startImage}). Pods share this host's ports, so an
+ * agent's probe port moves to a free one ({@link #probePort}).
  */
 public final class LocalPod implements AutoCloseable {
   public static final Path RUNTIME_JAR =
@@ -37,12 +38,21 @@ public final class LocalPod implements AutoCloseable {
   public static final Path RUNTIME_IMAGE =
       Path.of("..", "agent-runtime", "target", "pallas-agent-runtime-image.tar").toAbsolutePath();
 
+  private static final String PROBE_PORT_OPTION = "--probe-port";
+
   private final Process process;
   private final Path log;
+  private final int probePort;
 
-  private LocalPod(Process process, Path log) {
+  private LocalPod(Process process, Path log, int probePort) {
     this.process = process;
     this.log = log;
+    this.probePort = probePort;
+  }
+
+  /** Where the pod answers the kubelet's probes here (-1: on its serving port only). */
+  public int probePort() {
+    return probePort;
   }
 
   public static LocalPod start(
@@ -59,7 +69,8 @@ public final class LocalPod implements AutoCloseable {
     command.add(ProcessHandle.current().info().command().orElse("java"));
     command.add("-jar");
     command.add(RUNTIME_JAR.toAbsolutePath().toString());
-    for (String arg : c.getArgs()) {
+    int probePort = probePortHere(c);
+    for (String arg : withProbePort(c.getArgs(), probePort)) {
       command.add(
           arg.startsWith(PallasNames.CONFIG_DIR) ? root.resolve(arg.substring(1)).toString() : arg);
     }
@@ -73,7 +84,21 @@ public final class LocalPod implements AutoCloseable {
     }
     Path log = root.resolve("out.log");
     builder.redirectErrorStream(true).redirectOutput(log.toFile());
-    return new LocalPod(builder.start(), log);
+    return new LocalPod(builder.start(), log, probePort);
+  }
+
+  /** A free port for the probe port the container's args give, or -1 when they give none. */
+  private static int probePortHere(Container c) throws IOException {
+    return c.getArgs().contains(PROBE_PORT_OPTION) ? freePorts(1)[0] : -1;
+  }
+
+  private static List<String> withProbePort(List<String> args, int port) {
+    List<String> moved = new ArrayList<>(args);
+    int at = moved.indexOf(PROBE_PORT_OPTION);
+    if (at >= 0) {
+      moved.set(at + 1, Integer.toString(port));
+    }
+    return moved;
   }
 
   /**
@@ -114,11 +139,12 @@ public final class LocalPod implements AutoCloseable {
     }
     env.forEach((k, v) -> command.addAll(List.of("--env", k + "=" + v)));
     command.add("--");
-    command.addAll(c.getArgs());
+    int probePort = probePortHere(c);
+    command.addAll(withProbePort(c.getArgs(), probePort));
     Path log = root.resolve("out.log");
     ProcessBuilder builder =
         new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-    return new LocalPod(builder.start(), log);
+    return new LocalPod(builder.start(), log, probePort);
   }
 
   private static Map<String, String> configMap(KubernetesClient k8s, Deployment deployment) {
