@@ -88,6 +88,23 @@ final class ServeCommand implements Callable<Integer> {
   long maxBodyMibHeld = EdgeLimits.DEFAULT.maxBodyBytesHeld() >> 20;
 
   @Option(
+      names = "--max-connections",
+      paramLabel = "N",
+      description =
+          "Connections one agent's port holds open; more wait in the kernel's backlog, and past"
+              + " N minus max(8, N/16) only /livez, /readyz, ping and get_health are answered"
+              + " (default: ${DEFAULT-VALUE})")
+  int maxConnections = EdgeLimits.DEFAULT.maxConnections();
+
+  @Option(
+      names = "--probe-port",
+      paramLabel = "PORT",
+      description =
+          "Also answer /livez and /readyz (only) on this port, for the kubelet's probes; needs"
+              + " --agent (default: none)")
+  Integer probePort;
+
+  @Option(
       names = "--allowed-origin",
       paramLabel = "ORIGIN",
       description = "Browser Origin accepted besides localhost (repeatable)")
@@ -97,28 +114,30 @@ final class ServeCommand implements Callable<Integer> {
   public Integer call() {
     Environment env = common.environment();
     PallasDeployment deployment;
-    EdgeLimits limits;
+    ServeOptions options;
     try {
       deployment = common.read(env);
-      limits =
+      EdgeLimits limits =
           new EdgeLimits(
               maxSessions,
               Duration.ofSeconds(sessionIdleSeconds),
               maxConcurrentRequests,
-              maxBodyMibHeld << 20);
+              maxBodyMibHeld << 20,
+              maxConnections);
+      options =
+          new ServeOptions(
+              common.bind,
+              agent,
+              cluster,
+              Duration.ofSeconds(drainSeconds),
+              allowedOrigins,
+              Duration.ofSeconds(bodyTimeoutSeconds),
+              limits,
+              probePort);
     } catch (InvalidDeploymentException | IllegalArgumentException e) {
       System.err.println(e.getMessage());
       return 2;
     }
-    ServeOptions options =
-        new ServeOptions(
-            common.bind,
-            agent,
-            cluster,
-            Duration.ofSeconds(drainSeconds),
-            allowedOrigins,
-            Duration.ofSeconds(bodyTimeoutSeconds),
-            limits);
     PallasMetrics metrics = new PallasMetrics();
     DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
     Fleet fleet = new Fleet(deployment, options, metrics, parts);

@@ -18,6 +18,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
@@ -37,12 +38,18 @@ public final class HttpHost implements AutoCloseable {
   private final Undertow undertow;
   private final DeploymentManager deployment;
   private final AtomicInteger posts;
+  private final ConnectionCap connections;
   private boolean closed;
 
-  private HttpHost(Undertow undertow, DeploymentManager deployment, AtomicInteger posts) {
+  private HttpHost(
+      Undertow undertow,
+      DeploymentManager deployment,
+      AtomicInteger posts,
+      ConnectionCap connections) {
     this.undertow = undertow;
     this.deployment = deployment;
     this.posts = posts;
+    this.connections = connections;
   }
 
   /**
@@ -67,7 +74,13 @@ public final class HttpHost implements AutoCloseable {
 
   public HttpHost start() {
     undertow.start();
+    connections.listening(undertow);
     return this;
+  }
+
+  /** The connections open on this listener; 0 when its connections are not capped. */
+  public long openConnections() {
+    return connections.open();
   }
 
   /** The port actually bound (useful with port 0). */
@@ -163,6 +176,7 @@ public final class HttpHost implements AutoCloseable {
     private final String bindAddress;
     private final int port;
     private final PathHandler paths = new PathHandler(16);
+    private final Set<String> healthPaths = new HashSet<>();
     private final AtomicInteger posts = new AtomicInteger();
     private Servlet servlet;
     private String servletPath;
@@ -170,6 +184,7 @@ public final class HttpHost implements AutoCloseable {
     private McpEdgeFilter.Drain drain = McpEdgeFilter.Drain.NEVER;
     private EdgeLimits limits = EdgeLimits.DEFAULT;
     private McpEdgeFilter.Sessions sessions = McpEdgeFilter.Sessions.UNBOUNDED;
+    private ConnectionCap connections = ConnectionCap.NONE;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -179,6 +194,15 @@ public final class HttpHost implements AutoCloseable {
     public Builder exact(String path, HttpHandler handler) {
       paths.addExactPath(path, handler);
       return this;
+    }
+
+    /**
+     * An exact path answered also from the connections kept for health (docs/runtime.md,
+     * "Connections").
+     */
+    public Builder health(String path, HttpHandler handler) {
+      healthPaths.add(path);
+      return exact(path, handler);
     }
 
     /** How long a request's headers, and a POST body to the servlet, may take to arrive. */
@@ -193,10 +217,21 @@ public final class HttpHost implements AutoCloseable {
       return this;
     }
 
-    /** What the servlet's edge holds at once, and the sessions counted against its cap. */
+    /**
+     * What the servlet's edge holds at once, and the sessions counted against its cap; the listener
+     * holds at most {@code limits.maxConnections()} connections, the last {@code
+     * limits.connectionReserve()} of them for health requests.
+     */
     public Builder limits(EdgeLimits limits, McpEdgeFilter.Sessions sessions) {
       this.limits = limits;
       this.sessions = sessions;
+      this.connections = new ConnectionCap(limits.maxConnections(), limits.connectionReserve());
+      return this;
+    }
+
+    /** At most {@code max} connections, all of them for any request (a probe listener). */
+    public Builder maxConnections(int max) {
+      this.connections = new ConnectionCap(max, 0);
       return this;
     }
 
@@ -238,7 +273,8 @@ public final class HttpHost implements AutoCloseable {
                             "mcp-edge",
                             McpEdgeFilter.class,
                             new ImmediateInstanceFactory<>(
-                                new McpEdgeFilter(bodyTimeout, drain, limits, sessions)))
+                                new McpEdgeFilter(
+                                    bodyTimeout, drain, limits, sessions, connections)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by
@@ -276,7 +312,7 @@ public final class HttpHost implements AutoCloseable {
             routed.handleRequest(exchange);
           });
       int cores = Runtime.getRuntime().availableProcessors();
-      Undertow undertow =
+      Undertow.Builder undertow =
           Undertow.builder()
               .addHttpListener(port, bindAddress)
               .setIoThreads(Math.max(2, cores))
@@ -292,9 +328,8 @@ public final class HttpHost implements AutoCloseable {
               // keep-alive connection, loses the connection (docs/runtime.md, limits)
               .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) bodyTimeout.toMillis())
               .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, KEEP_ALIVE_IDLE_MILLIS)
-              .setHandler(paths)
-              .build();
-      return new HttpHost(undertow, manager, posts);
+              .setHandler(connections.guard(paths, healthPaths, servletPath));
+      return new HttpHost(connections.applyTo(undertow).build(), manager, posts, connections);
     }
   }
 }

@@ -52,7 +52,8 @@ import org.xnio.IoUtils;
  * and DELETE get 405 without an echo (TRACE included). A POST body that is not a JSON-RPC 2.0
  * request object, or a request whose params the SDK would fail on without answering (initialize and
  * tools/call without an object of params), is refused here, with -32700, -32600 or -32602. The
- * bounds of {@link EdgeLimits} (sessions, concurrent requests, body bytes held) are kept here too.
+ * bounds of {@link EdgeLimits} (sessions, concurrent requests, body bytes held, and the connections
+ * kept for health) are kept here too.
  */
 public final class McpEdgeFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(McpEdgeFilter.class);
@@ -131,6 +132,7 @@ public final class McpEdgeFilter implements Filter {
   private final Drain drain;
   private final EdgeLimits limits;
   private final Sessions sessions;
+  private final ConnectionCap connections;
   private final Semaphore requests;
   private final Semaphore bodyBytes;
 
@@ -139,12 +141,19 @@ public final class McpEdgeFilter implements Filter {
    * @param drain what to do with requests while the server drains
    * @param limits what the endpoint holds at once
    * @param sessions the sessions counted against {@code limits.maxSessions()}
+   * @param connections the listener's connections: in its reserve only health requests pass
    */
-  public McpEdgeFilter(Duration bodyTimeout, Drain drain, EdgeLimits limits, Sessions sessions) {
+  McpEdgeFilter(
+      Duration bodyTimeout,
+      Drain drain,
+      EdgeLimits limits,
+      Sessions sessions,
+      ConnectionCap connections) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
     this.limits = limits;
     this.sessions = sessions;
+    this.connections = connections;
     this.requests = new Semaphore(limits.maxConcurrentRequests());
     this.bodyBytes = new Semaphore((int) limits.maxBodyBytesHeld());
   }
@@ -163,8 +172,12 @@ public final class McpEdgeFilter implements Filter {
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
     String method = request.getMethod();
-    if (drain.active().getAsBoolean()) {
-      response.setHeader("Connection", "close");
+    // draining, each response closes its connection so that the client's next one goes to a ready
+    // replica; in the connections' reserve, so that the reserve turns over. Set on the exchange:
+    // a Connection header would be overwritten by the SDK's event streams, which say keep-alive
+    boolean healthOnly = connections.healthOnly();
+    if (drain.active().getAsBoolean() || healthOnly) {
+      ServletRequestContext.requireCurrent().getExchange().setPersistent(false);
     }
     if (!METHODS.contains(method)) {
       response.setHeader("Allow", "GET, POST, DELETE");
@@ -189,6 +202,10 @@ public final class McpEdgeFilter implements Filter {
       return;
     }
     if (!method.equals("POST")) {
+      if (healthOnly) {
+        unavailable(response, NullNode.instance, connections.refusal());
+        return;
+      }
       pass(request, response, chain, NullNode.instance, false);
       return;
     }
@@ -215,16 +232,23 @@ public final class McpEdgeFilter implements Filter {
     }
     try {
       if (body != null) {
-        post(request, response, chain, body);
+        post(request, response, chain, body, healthOnly);
       }
     } finally {
       bodyBytes.release(held);
     }
   }
 
-  /** A POST whose body has arrived: refused here, or passed on to the transport. */
+  /**
+   * A POST whose body has arrived: refused here, or passed on to the transport. With {@code
+   * healthOnly} (the connections' reserve in use) only ping and get_health pass.
+   */
   private void post(
-      HttpServletRequest request, HttpServletResponse response, FilterChain chain, byte[] body)
+      HttpServletRequest request,
+      HttpServletResponse response,
+      FilterChain chain,
+      byte[] body,
+      boolean healthOnly)
       throws IOException, ServletException {
     JsonNode id = NullNode.instance;
     if (body.length > HttpHost.MAX_BODY_BYTES) {
@@ -272,6 +296,10 @@ public final class McpEdgeFilter implements Filter {
       return;
     }
     String rpcMethod = message.path("method").asText("");
+    if (healthOnly && !answeredWhenBusy(rpcMethod, message)) {
+      unavailable(response, id, connections.refusal());
+      return;
+    }
     HttpServletRequest cached = new CachedBody(request, body);
     if (rpcMethod.equals("initialize")) {
       if (!sessions.reserve()) {
@@ -340,7 +368,10 @@ public final class McpEdgeFilter implements Filter {
     }
   }
 
-  /** Calls kept out of the request limit, so a busy agent still tells how it is. */
+  /**
+   * Calls kept out of the request limit and answered from the connections' reserve, so a busy or
+   * crowded agent still tells how it is.
+   */
   private static boolean answeredWhenBusy(String method, JsonNode message) {
     return method.equals("ping")
         || method.equals("tools/call")

@@ -232,6 +232,15 @@ public final class PallasMetrics {
         .register(registry);
   }
 
+  /** pallas_http_connections{agent}: connections open on the agent's port. */
+  public void connections(String agent, LongSupplier open) {
+    Gauge.builder("pallas.http.connections", open, o -> o.getAsLong())
+        .strongReference(true)
+        .description("Connections open on the agent's port (at most --max-connections)")
+        .tags("agent", agent)
+        .register(registry);
+  }
+
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
     return registry.scrape();

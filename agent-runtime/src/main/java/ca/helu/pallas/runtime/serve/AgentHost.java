@@ -6,14 +6,25 @@ import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import io.undertow.server.HttpHandler;
 import java.time.Duration;
 
-/** One agent on its port: /mcp, /metrics, /livez, /readyz. */
+/**
+ * One agent on its port: /mcp, /metrics, /livez, /readyz; optionally /livez and /readyz also on a
+ * probe port (docs/runtime.md, "Connections").
+ */
 public final class AgentHost implements AutoCloseable {
+  /**
+   * Connections the probe port holds: the kubelet's probes open one each (three kinds, every few
+   * seconds) and close it.
+   */
+  static final int PROBE_CONNECTIONS = 64;
+
   private final String agent;
   private final AgentMcpServer mcp;
   private final InFlight inFlight;
   private final HttpHost http;
+  private final HttpHost probes;
   private final AutoCloseable resources;
   private final boolean handOverSessions;
   private volatile boolean started;
@@ -22,6 +33,7 @@ public final class AgentHost implements AutoCloseable {
    * @param resources closed after the server stops (downstream clients, health probes)
    * @param handOverSessions behind a Service with other replicas: while draining, a call on an
    *     existing session is answered "session gone" so the client starts a new one on a ready pod
+   * @param probePort where /livez and /readyz are answered too, and nothing else (null: nowhere)
    */
   public AgentHost(
       String agent,
@@ -33,12 +45,15 @@ public final class AgentHost implements AutoCloseable {
       AutoCloseable resources,
       Duration bodyTimeout,
       EdgeLimits limits,
-      boolean handOverSessions) {
+      boolean handOverSessions,
+      Integer probePort) {
     this.agent = agent;
     this.mcp = mcp;
     this.inFlight = inFlight;
     this.resources = resources;
     this.handOverSessions = handOverSessions;
+    HttpHandler livez = HttpHost.probe(() -> true);
+    HttpHandler readyz = HttpHost.probe(() -> started && !inFlight.draining());
     this.http =
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
@@ -46,9 +61,18 @@ public final class AgentHost implements AutoCloseable {
             .limits(limits, mcp.sessions())
             .servlet("/mcp", mcp.servlet())
             .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
-            .exact("/livez", HttpHost.probe(() -> true))
-            .exact("/readyz", HttpHost.probe(() -> started && !inFlight.draining()))
+            .health("/livez", livez)
+            .health("/readyz", readyz)
             .build();
+    this.probes =
+        probePort == null
+            ? null
+            : HttpHost.builder(bindAddress, probePort)
+                .maxConnections(PROBE_CONNECTIONS)
+                .health("/livez", livez)
+                .health("/readyz", readyz)
+                .build();
+    metrics.connections(agent, http::openConnections);
   }
 
   public String agent() {
@@ -59,6 +83,13 @@ public final class AgentHost implements AutoCloseable {
     http.start();
     started = true;
     return this;
+  }
+
+  /** Starts answering probes on the probe port, if there is one. */
+  public void startProbes() {
+    if (probes != null) {
+      probes.start();
+    }
   }
 
   public int port() {
@@ -97,13 +128,21 @@ public final class AgentHost implements AutoCloseable {
     return done;
   }
 
+  /** Closes both listeners; the MCP server and the resources are left as they are. */
+  void stopListening() {
+    http.close();
+    if (probes != null) {
+      probes.close();
+    }
+  }
+
   @Override
   public void close() {
     started = false;
     try {
       mcp.close();
     } finally {
-      http.close();
+      stopListening();
       try {
         resources.close();
       } catch (Exception e) {

@@ -152,13 +152,27 @@ public final class Fleet implements AutoCloseable {
               parts,
               options.bodyTimeout(),
               options.limits(),
-              options.cluster());
-      bind("agent " + agent.name(), port, host::start);
+              options.cluster(),
+              options.probePort());
+      listen(agent.name(), port, host);
       agents.put(agent.name(), host);
       LOG.info("agent {} serving on port {}", agent.name(), port);
     } catch (RuntimeException e) {
       parts.close();
       throw e;
+    }
+  }
+
+  /** Starts an agent's listeners, or none: the one started is stopped if the probe port fails. */
+  private void listen(String agent, int port, AgentHost host) {
+    bind("agent " + agent, port, host::start);
+    if (options.probePort() != null) {
+      try {
+        bind("the probes of agent " + agent, options.probePort(), host::startProbes);
+      } catch (RuntimeException e) {
+        host.stopListening();
+        throw e;
+      }
     }
   }
 

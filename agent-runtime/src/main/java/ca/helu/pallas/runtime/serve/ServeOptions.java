@@ -17,7 +17,10 @@ import java.util.List;
  * @param allowedOrigins browser origins accepted besides localhost
  * @param bodyTimeout how long a request's headers and body may take to arrive before the connection
  *     is closed (a stalled or trickling upload)
- * @param limits what each agent's MCP endpoint holds at once: sessions, requests, body bytes
+ * @param limits what each agent's MCP endpoint holds at once: sessions, requests, body bytes,
+ *     connections
+ * @param probePort a second port answering /livez and /readyz only, for the kubelet's probes
+ *     (docs/runtime.md, "Connections"); only with {@code onlyAgent} (null: none)
  */
 public record ServeOptions(
     String bindAddress,
@@ -26,7 +29,16 @@ public record ServeOptions(
     Duration drainTimeout,
     List<String> allowedOrigins,
     Duration bodyTimeout,
-    EdgeLimits limits) {
+    EdgeLimits limits,
+    Integer probePort) {
+  public ServeOptions {
+    if (probePort != null && onlyAgent == null) {
+      throw new IllegalArgumentException(
+          "--probe-port needs --agent: the probe port answers for one agent, and serve without"
+              + " --agent runs several");
+    }
+  }
+
   public static ServeOptions local() {
     return new ServeOptions(
         "0.0.0.0",
@@ -35,26 +47,47 @@ public record ServeOptions(
         Duration.ofSeconds(30),
         List.of(),
         HttpHost.DEFAULT_BODY_TIMEOUT,
-        EdgeLimits.DEFAULT);
+        EdgeLimits.DEFAULT,
+        null);
   }
 
   public ServeOptions withBindAddress(String address) {
     return new ServeOptions(
-        address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout, limits);
+        address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout, limits, probePort);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
     return new ServeOptions(
-        bindAddress, onlyAgent, inCluster, drainTimeout, allowedOrigins, bodyTimeout, limits);
+        bindAddress,
+        onlyAgent,
+        inCluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
     return new ServeOptions(
-        bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, timeout, limits);
+        bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, timeout, limits, probePort);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
     return new ServeOptions(
-        bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout, edgeLimits);
+        bindAddress,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        edgeLimits,
+        probePort);
+  }
+
+  /** Serves {@code agent} alone, its probes also on {@code port}. */
+  public ServeOptions withProbePort(String agent, int port) {
+    return new ServeOptions(
+        bindAddress, agent, cluster, drainTimeout, allowedOrigins, bodyTimeout, limits, port);
   }
 }

@@ -135,6 +135,56 @@ class CliIT {
     assertThat(stderr()).contains("--agent zzz: no such agent").contains("[a, b]");
   }
 
+  /**
+   * The probe port (docs/runtime.md, "Connections") answers /livez and /readyz of the one agent
+   * served, and nothing else; without --agent it is a usage error, as is a connection cap too small
+   * for its reserve.
+   */
+  @Test
+  void theProbePortAnswersForTheOneAgentServed() throws Exception {
+    Path file =
+        manifest(
+            HEAD
+                + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
+                + "  agents: [{name: a, port: ${port:a}}, {name: b, port: ${port:b}}]\n");
+    var spec = ManifestParser.read(file).getSpec();
+    int a = spec.portOf(spec.agent("a").orElseThrow());
+    String probePort = Integer.toString(RunningFleet.unboundPort());
+    String probes = "http://127.0.0.1:" + probePort;
+
+    Process every = start("serve", "-f", file.toString(), "--probe-port", probePort);
+    assertThat(every.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(every.exitValue()).isEqualTo(2);
+    assertThat(stderr()).contains("--probe-port needs --agent").doesNotContain("\tat ");
+    Process few = start("serve", "-f", file.toString(), "--agent", "a", "--max-connections", "8");
+    assertThat(few.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(few.exitValue()).isEqualTo(2);
+    assertThat(stderr()).contains("the connection limit must be at least 16");
+
+    Process p =
+        start(
+            "serve",
+            "-f",
+            file.toString(),
+            "--agent",
+            "a",
+            "--probe-port",
+            probePort,
+            "--max-connections",
+            "64");
+    try {
+      awaitUp(probes + "/readyz", p);
+      assertThat(HttpStatus.of(probes + "/livez")).isEqualTo(200);
+      assertThat(HttpStatus.of(probes + "/mcp")).isEqualTo(404);
+      assertThat(HttpStatus.of(probes + "/metrics")).isEqualTo(404);
+      assertThat(get("http://127.0.0.1:" + a + "/metrics"))
+          .containsPattern("pallas_http_connections\\{agent=\"a\"} [1-9]");
+    } finally {
+      p.destroy();
+      p.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+
   @Test
   void logsAreJsonWhenNotOnATerminalAndTextWhenAsked() throws Exception {
     Path file =

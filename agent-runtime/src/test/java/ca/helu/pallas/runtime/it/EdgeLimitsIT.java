@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * The bounds of one agent's MCP endpoint (issue 8 §3, §4; docs/runtime.md, "Limits"): a session
  * past the cap is refused, an idle session is closed and then answered 404, a request past the
  * concurrency limit and a body past the bytes held are refused with 503 and Retry-After, while
- * /readyz and get_health keep answering.
+ * /readyz and get_health keep answering; past the connections left for others only health requests
+ * are answered, and past the connection cap a new connection waits while the probe port answers.
  */
 class EdgeLimitsIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -54,8 +55,107 @@ class EdgeLimitsIT {
           + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
           + "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}";
 
+  private static final String GET_HEALTH =
+      "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+          + "\"params\":{\"name\":\"get_health\",\"arguments\":{}}}";
+
   private static EdgeLimits limits(int sessions, Duration idle, int requests, long bodyBytesHeld) {
-    return new EdgeLimits(sessions, idle, requests, bodyBytesHeld);
+    return new EdgeLimits(sessions, idle, requests, bodyBytesHeld, 4096);
+  }
+
+  /** The default limits but {@code max} connections. */
+  private static EdgeLimits connections(int max) {
+    EdgeLimits d = EdgeLimits.DEFAULT;
+    return new EdgeLimits(
+        d.maxSessions(), d.sessionIdle(), d.maxConcurrentRequests(), d.maxBodyBytesHeld(), max);
+  }
+
+  @Test
+  void pastTheConnectionsLeftForOthersOnlyHealthIsAnsweredEachClosingItsConnection()
+      throws Exception {
+    try (RunningFleet fleet =
+        RunningFleet.start(MANIFEST.formatted("passthrough"), o -> o.withLimits(connections(16)))) {
+      int port = fleet.port("a");
+      String session = initialize(port);
+      // 16 less the 8 kept for health: each connection below is one of the reserve
+      List<Socket> idle = openIdle(fleet, 8);
+      try {
+        // each answer below is read to the end: the server closes every connection it answers
+        assertThat(
+                exchange(
+                    port,
+                    rawPost(session, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}")))
+            .startsWith("HTTP/1.1 503")
+            .containsIgnoringCase("Retry-After: 1")
+            .containsIgnoringCase("Connection: close")
+            .contains("\"id\":7", "\"code\":-32000", "maximum of 16 connections");
+        assertThat(exchange(port, rawPost(null, INITIALIZE)))
+            .startsWith("HTTP/1.1 503")
+            .contains("\"id\":0", "maximum of 16 connections");
+        assertThat(exchange(port, get("/metrics")))
+            .startsWith("HTTP/1.1 503")
+            .containsIgnoringCase("Retry-After: 1")
+            .contains("maximum of 16 connections");
+
+        assertThat(exchange(port, get("/readyz")))
+            .startsWith("HTTP/1.1 200")
+            .containsIgnoringCase("Connection: close");
+        assertThat(exchange(port, rawPost(session, GET_HEALTH)))
+            .startsWith("HTTP/1.1 200")
+            .containsIgnoringCase("Connection: close")
+            .contains("\\\"status\\\"");
+        assertThat(
+                exchange(
+                    port, rawPost(session, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}")))
+            .startsWith("HTTP/1.1 200")
+            .containsIgnoringCase("Connection: close")
+            .contains("\"id\":9", "\"result\"");
+      } finally {
+        for (Socket socket : idle) {
+          socket.close();
+        }
+      }
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> gauge(fleet, "pallas_http_connections") == 0);
+      RawMcp client = RawMcp.open(fleet.mcpUrl("a"), null);
+      assertThat(RawMcp.text(client.callTool("send_message", Map.of("message", "room again"))))
+          .contains("room again");
+    }
+  }
+
+  @Test
+  void atTheCapANewConnectionWaitsForOneToCloseWhileTheProbePortAnswers() throws Exception {
+    int probePort = RunningFleet.unboundPort();
+    try (RunningFleet fleet =
+        RunningFleet.start(
+            MANIFEST.formatted("passthrough"),
+            o -> o.withLimits(connections(16)).withProbePort("a", probePort))) {
+      List<Socket> idle = openIdle(fleet, 16);
+      try (Socket past = new Socket("127.0.0.1", fleet.port("a"))) { // queued in the kernel
+        past.getOutputStream().write(get("/readyz").getBytes(StandardCharsets.US_ASCII));
+        past.setSoTimeout(2000);
+        assertThatThrownBy(() -> past.getInputStream().read())
+            .isInstanceOf(SocketTimeoutException.class);
+        assertThat(gauge(fleet, "pallas_http_connections")).isEqualTo(16);
+
+        String probes = "http://127.0.0.1:" + probePort;
+        assertThat(status(probes + "/readyz")).isEqualTo(200);
+        assertThat(status(probes + "/livez")).isEqualTo(200);
+        assertThat(status(probes + "/metrics")).isEqualTo(404);
+        assertThat(status(probes + "/mcp")).isEqualTo(404);
+
+        idle.remove(0).close(); // room for one: the queued connection is accepted and answered
+        past.setSoTimeout(10_000);
+        assertThat(new String(past.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+            .startsWith("HTTP/1.1 200")
+            .containsIgnoringCase("Connection: close");
+      } finally {
+        for (Socket socket : idle) {
+          socket.close();
+        }
+      }
+    }
   }
 
   @Test
@@ -233,6 +333,70 @@ class EdgeLimitsIT {
 
   private static String postHead(int length) {
     return RawMcp.postHead("Content-Length: " + length);
+  }
+
+  /**
+   * Opens {@code count} connections that send nothing, once none is open, and returns them when the
+   * agent counts them all.
+   */
+  private static List<Socket> openIdle(RunningFleet fleet, int count) throws Exception {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> gauge(fleet, "pallas_http_connections") == 0);
+    List<Socket> idle = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      idle.add(new Socket("127.0.0.1", fleet.port("a")));
+    }
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> gauge(fleet, "pallas_http_connections") == count);
+    return idle;
+  }
+
+  /** A new session, opened over connections closed after each answer; its Mcp-Session-Id. */
+  private static String initialize(int port) throws Exception {
+    String answer = exchange(port, rawPost(null, INITIALIZE, "Connection: close"));
+    Matcher session = Pattern.compile("(?im)^mcp-session-id: (\\S+)").matcher(answer);
+    assertThat(session.find()).as(answer).isTrue();
+    String initialized = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+    assertThat(exchange(port, rawPost(session.group(1), initialized, "Connection: close")))
+        .startsWith("HTTP/1.1 202");
+    return session.group(1);
+  }
+
+  /**
+   * The raw answer to {@code request} on a new connection, read until the server closes it; fails
+   * when the connection is kept open.
+   */
+  private static String exchange(int port, String request) throws Exception {
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.UTF_8));
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    } catch (SocketTimeoutException kept) {
+      throw new AssertionError(
+          "the connection was kept open after: " + request.lines().findFirst());
+    }
+  }
+
+  /** A raw MCP POST of {@code body}, on {@code session} unless null, with extra header lines. */
+  private static String rawPost(String session, String body, String... headers) {
+    List<String> lines = new ArrayList<>(List.of(headers));
+    if (session != null) {
+      lines.add("Mcp-Session-Id: " + session);
+    }
+    lines.add("Content-Length: " + body.getBytes(StandardCharsets.UTF_8).length);
+    return RawMcp.postHead(String.join("\r\n", lines)) + body;
+  }
+
+  private static String get(String path) {
+    return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  }
+
+  private static int status(String url) throws Exception {
+    return HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.discarding())
+        .statusCode();
   }
 
   private static HttpResponse<String> post(String url, String body) throws Exception {

@@ -19,6 +19,7 @@ class PallasMetricsTest {
     m.downstreamUp("research", "argos", false);
     m.providerUp("openai", true);
     m.healthStatus("research", 0.5);
+    m.connections("research", () -> 3);
     String text = m.scrape();
 
     assertThat(text)
@@ -40,6 +41,8 @@ class PallasMetricsTest {
         .contains("pallas_downstream_up{agent=\"research\",server=\"argos\"} 0.0")
         .contains("pallas_llm_provider_up{provider=\"openai\"} 1.0")
         .contains("pallas_agent_health_status{agent=\"research\"} 0.5")
+        .contains("# TYPE pallas_http_connections gauge")
+        .contains("pallas_http_connections{agent=\"research\"} 3.0")
         .contains("jvm_memory_used_bytes", "process_cpu_usage", "process_files_open_files");
   }
 }
