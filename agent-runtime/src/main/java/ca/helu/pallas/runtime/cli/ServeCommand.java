@@ -92,7 +92,7 @@ final class ServeCommand implements Callable<Integer> {
       paramLabel = "N",
       description =
           "Connections one agent's port holds open; more wait in the kernel's backlog, and past"
-              + " N minus max(8, N/16) only /livez, /readyz, ping and get_health are answered"
+              + " N minus max(8, N/16) only /livez, /readyz, /metrics, ping and get_health are answered"
               + " (default: ${DEFAULT-VALUE})")
   int maxConnections = EdgeLimits.DEFAULT.maxConnections();
 

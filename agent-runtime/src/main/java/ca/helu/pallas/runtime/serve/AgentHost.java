@@ -60,7 +60,8 @@ public final class AgentHost implements AutoCloseable {
             .drain(new McpEdgeFilter.Drain(inFlight::draining, handOverSessions))
             .limits(limits, mcp.sessions())
             .servlet("/mcp", mcp.servlet())
-            .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
+            // a scrape during a flood shows it (pallas_http_connections at the cap)
+            .health("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
             .health("/livez", livez)
             .health("/readyz", readyz)
             .build();

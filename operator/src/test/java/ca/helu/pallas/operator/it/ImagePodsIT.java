@@ -79,6 +79,9 @@ class ImagePodsIT {
           .failFast("the pod exited", () -> !pod.isAlive())
           .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
     }
+    // where the kubelet probes the agent
+    assertThat(HttpStatus.of("http://127.0.0.1:" + PODS.get(0).probePort() + "/readyz"))
+        .isEqualTo(200);
 
     String url =
         await()
