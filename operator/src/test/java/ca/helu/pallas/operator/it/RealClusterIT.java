@@ -1,12 +1,15 @@
 package ca.helu.pallas.operator.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.Readme;
 import ca.helu.pallas.runtime.Causes;
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
+import ca.helu.pallas.runtime.testing.RawMcp;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpClient;
@@ -14,9 +17,14 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpTransportSessionNotFoundException;
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -261,9 +269,71 @@ class RealClusterIT {
     }
   }
 
-  /** Deleting the PallasDeployment removes every object it owned (the real garbage collector). */
+  /**
+   * A client filling an agent pod's MCP port with idle connections, up to its cap and past it,
+   * fails none of the kubelet's probes, which go to the pod's probe port (docs/runtime.md,
+   * "Connections"): the pod stays ready, without a restart, for more than three liveness periods.
+   * In the connections kept for health, get_health still answers while a call is refused.
+   */
   @Test
   @Order(4)
+  void aFloodOfConnectionsFailsNoProbe() throws Exception {
+    String podIp = helperPodIp();
+    String url = "http://" + podIp + ":24201/mcp";
+    RawMcp session = RawMcp.open(url, null);
+    String call =
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+            + "\"send_message\",\"arguments\":{\"message\":\"hi\"}}}";
+    String before = helperReadyAndRestarts();
+    assertThat(before).startsWith("true ");
+    EdgeLimits limits = EdgeLimits.DEFAULT;
+    int healthOnly = limits.maxConnections() - limits.connectionReserve();
+    List<Socket> flood = new ArrayList<>();
+    try {
+      connect(flood, podIp, 24201, healthOnly + 1);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> session.post(call).statusCode(), status -> status == 503);
+      assertThat(RawMcp.text(session.callTool("get_health", Map.of())))
+          .contains("\"status\":\"ok\"");
+
+      // the rest up to the cap, and 10 more that wait in the kernel's backlog
+      connect(flood, podIp, 24201, limits.maxConnections() - healthOnly - 1 + 10);
+      try (Socket past = new Socket(podIp, 24201)) {
+        past.setSoTimeout(2_000);
+        past.getOutputStream()
+            .write("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        assertThatThrownBy(() -> past.getInputStream().read())
+            .as("a connection past the cap waits unanswered")
+            .isInstanceOf(SocketTimeoutException.class);
+      }
+      // readiness is probed every 2 s with one failure allowed, liveness every 10 s with three
+      await()
+          .during(Duration.ofSeconds(35))
+          .atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(RealClusterIT::helperReadyAndRestarts, before::equals);
+    } finally {
+      for (Socket socket : flood) {
+        socket.close();
+      }
+    }
+    // once the flood ends the agent serves calls again
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> session.post(call).statusCode(), status -> status == 200);
+  }
+
+  private static void connect(List<Socket> sockets, String host, int port, int count)
+      throws IOException {
+    for (int i = 0; i < count; i++) {
+      sockets.add(new Socket(host, port));
+    }
+  }
+
+  /** Deleting the PallasDeployment removes every object it owned (the real garbage collector). */
+  @Test
+  @Order(5)
   void deletingTheDeploymentRemovesEverythingItOwned() throws Exception {
     String owned =
         "deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings";
@@ -286,7 +356,7 @@ class RealClusterIT {
    * Secret rolls that agent and not the other, and the provider sees the new key afterwards.
    */
   @Test
-  @Order(5)
+  @Order(6)
   void aRotatedProviderKeyRollsExactlyTheAgentsThatUseIt() throws Exception {
     try (FakeLlmServer llm = FakeLlmServer.openAiOn(NodeCluster.NODE_IP, "fake-model")) {
       cluster.restrictedNamespace("provider");
@@ -386,7 +456,7 @@ class RealClusterIT {
 
   /** A 10-agent deployment on the one node: applied to Ready=True, measured. */
   @Test
-  @Order(6)
+  @Order(7)
   void tenAgentsBecomeReady() throws Exception {
     cluster.restrictedNamespace("ten");
     StringBuilder agents = new StringBuilder();
@@ -477,6 +547,21 @@ class RealClusterIT {
         "pallas.helu.ca/agent=helper",
         "-o",
         "jsonpath={.items[0].status.containerStatuses[0]." + field + "}");
+  }
+
+  private static String helperPodIp() throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pods",
+        "-l",
+        "pallas.helu.ca/agent=helper",
+        "-o",
+        "jsonpath={.items[0].status.podIP}");
+  }
+
+  /** "true 2": the helper container is ready and was restarted twice. */
+  private static String helperReadyAndRestarts() throws Exception {
+    return helperContainerStatus("ready") + " " + helperRestarts();
   }
 
   private static String readyStatus(String pallas) throws Exception {
