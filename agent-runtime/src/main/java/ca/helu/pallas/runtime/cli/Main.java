@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
     subcommands = {ServeCommand.class, RegistryCommand.class})
 public final class Main {
   public static void main(String[] args) {
+    LogbackSetup.enable();
     Preload.start();
     int code = commandLine().execute(args);
     if (code != 0) {

@@ -51,6 +51,8 @@ class ImageIT {
     assertThat(JSON.convertValue(config.get("Entrypoint"), List.class))
         .startsWith("java", "-XX:AOTCache=/app/aot/pallas.aot")
         .contains("-XX:MaxRAMPercentage=75", "-XX:+ExitOnOutOfMemoryError", "-XX:-UsePerfData")
+        // the shaded jar alone: one jar to open on the way to ready (docs/images.md)
+        .containsSequence("-cp", "/app/classpath/pallas-agent-runtime.jar")
         .endsWith("ca.helu.pallas.runtime.cli.Main");
     // the operator renders only args (serve -f ... --agent NAME): no Cmd may prepend anything
     assertThat(config.path("Cmd").isMissingNode() || config.get("Cmd").isNull()).isTrue();
