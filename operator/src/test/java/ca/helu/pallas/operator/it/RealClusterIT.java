@@ -540,23 +540,22 @@ class RealClusterIT {
   }
 
   private static String helperContainerStatus(String field) throws Exception {
-    return cluster.kubectl(
-        "get",
-        "pods",
-        "-l",
-        "pallas.helu.ca/agent=helper",
-        "-o",
-        "jsonpath={.items[0].status.containerStatuses[0]." + field + "}");
+    return helperPod("status.containerStatuses[0]." + field);
   }
 
   private static String helperPodIp() throws Exception {
+    return helperPod("status.podIP");
+  }
+
+  /** A field of the helper's pod, by its path under the pod. */
+  private static String helperPod(String path) throws Exception {
     return cluster.kubectl(
         "get",
         "pods",
         "-l",
         "pallas.helu.ca/agent=helper",
         "-o",
-        "jsonpath={.items[0].status.podIP}");
+        "jsonpath={.items[0]." + path + "}");
   }
 
   /** "true 2": the helper container is ready and was restarted twice. */
