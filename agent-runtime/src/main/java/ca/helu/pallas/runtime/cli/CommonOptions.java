@@ -6,28 +6,27 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
 import java.nio.file.Path;
 import java.util.List;
-import picocli.CommandLine.Option;
 
 /** Options and setup both commands share: the manifest, the listen address, the environment. */
 final class CommonOptions {
-  @Option(
-      names = {"-f", "--file"},
-      paramLabel = "FILE",
-      description = "PallasDeployment manifest (default: $PALLAS_DEPLOYMENT_FILE)")
   Path file;
-
-  @Option(
-      names = "--bind",
-      paramLabel = "ADDRESS",
-      description = "Listen address (default 0.0.0.0)")
   String bind = "0.0.0.0";
-
-  @Option(
-      names = "--log-format",
-      paramLabel = "FORMAT",
-      description =
-          "auto (default: text on a terminal, JSON otherwise), json (one object a line) or text")
   Logging.Format logFormat = Logging.Format.auto;
+
+  void addTo(CommandOptions options) {
+    options
+        .value(
+            "-f, --file",
+            "FILE",
+            "PallasDeployment manifest (default: $PALLAS_DEPLOYMENT_FILE)",
+            v -> file = Path.of(v))
+        .value("--bind", "ADDRESS", "Listen address (default: " + bind + ")", v -> bind = v)
+        .value(
+            "--log-format",
+            "FORMAT",
+            "auto (default: text on a terminal, JSON otherwise), json (one object a line) or text",
+            v -> logFormat = CommandOptions.enumValue("--log-format", v, Logging.Format.class));
+  }
 
   /** The process environment over .env, read once; also applies the log-level knobs. */
   Environment environment() {

@@ -1,35 +1,85 @@
 package ca.helu.pallas.runtime.cli;
 
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
+import java.io.PrintStream;
+import java.util.List;
 
-/** {@code java -jar pallas-agent-runtime.jar serve|registry ...} (docs/configuration.md). */
-@Command(
-    name = "pallas-agent-runtime",
-    mixinStandardHelpOptions = true,
-    versionProvider = Main.Version.class,
-    description = "Serves Pallas agents over MCP, and their registry.",
-    subcommands = {ServeCommand.class, RegistryCommand.class})
+/**
+ * {@code java -jar pallas-agent-runtime.jar serve|registry ...} (docs/configuration.md). Exit
+ * codes: 0 done or help shown, 1 the command failed, 2 a mistake on the command line or in the
+ * manifest.
+ */
 public final class Main {
+  static final String USAGE =
+      """
+      Usage: pallas-agent-runtime COMMAND [OPTIONS]
+      Serves Pallas agents over MCP, and their registry.
+
+      Commands:
+        serve     %s
+        registry  %s
+
+      Options:
+        -h, --help     Show this help and exit
+        -V, --version  Print the version and exit
+
+      pallas-agent-runtime COMMAND --help lists the command's options.
+      """
+          .formatted(ServeCommand.DESCRIPTION, RegistryCommand.DESCRIPTION);
+
+  private Main() {}
+
   public static void main(String[] args) {
     LogbackSetup.enable();
     Preload.start();
-    int code = commandLine().execute(args);
+    int code = run(List.of(args), System.out, System.err);
     if (code != 0) {
       System.exit(code);
     }
   }
 
-  static CommandLine commandLine() {
-    return new CommandLine(new Main());
+  static int run(List<String> args, PrintStream out, PrintStream err) {
+    String first = args.isEmpty() ? "" : args.getFirst();
+    Command command =
+        switch (first) {
+          case "serve" -> new ServeCommand();
+          case "registry" -> new RegistryCommand();
+          default -> null;
+        };
+    if (command == null) {
+      switch (first) {
+        case "-h", "--help" -> out.print(USAGE);
+        case "-V", "--version" -> out.println(version());
+        default -> {
+          err.print((first.isEmpty() ? "no command given" : "unknown command '" + first + "'"));
+          err.print("\n\n" + USAGE);
+          return 2;
+        }
+      }
+      return 0;
+    }
+    CommandOptions options = command.options();
+    try {
+      if (!options.parse(args.subList(1, args.size()))) {
+        out.print(options.help());
+        return 0;
+      }
+    } catch (CommandOptions.UsageError e) {
+      err.println(
+          first + ": " + e.getMessage() + " (see pallas-agent-runtime " + first + " --help)");
+      return 2;
+    }
+    try {
+      return command.call();
+    } catch (Exception e) {
+      err.println("pallas-agent-runtime " + first + " failed: " + e);
+      e.printStackTrace(err);
+      return 1;
+    }
   }
 
   /** The jar's version. */
-  static final class Version implements CommandLine.IVersionProvider {
-    @Override
-    public String[] getVersion() {
-      String v = Main.class.getPackage().getImplementationVersion();
-      return new String[] {"pallas-agent-runtime " + (v == null ? "dev" : v)};
-    }
+  static String version() {
+    String v = Main.class.getPackage().getImplementationVersion();
+    return "pallas-agent-runtime " + (v == null ? "dev" : v);
   }
 }

@@ -30,7 +30,7 @@ final class Preload {
 
   static void start() {
     // the manifest's deserializers (a fabric8 CustomResource: slow to introspect) are built while
-    // picocli reads the command line; the main thread then finds them ready
+    // the command line is read; the main thread then finds them ready
     Thread.ofPlatform()
         .daemon()
         .name("pallas-preload-manifest")

@@ -16,15 +16,11 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * The registry pod: serves server.json for a manifest and follows its changes. The operator runs it
@@ -32,36 +28,40 @@ import picocli.CommandLine.Option;
  * (docs/operator.md); a file works too. A manifest that becomes invalid is reported and the last
  * good one kept. Agents are published at {@code spec.host} or their Service's cluster DNS name.
  */
-@Command(
-    name = "registry",
-    mixinStandardHelpOptions = true,
-    description = "Serve the registry of a PallasDeployment (the Kubernetes registry pod).")
-final class RegistryCommand implements Callable<Integer> {
+final class RegistryCommand implements Command {
+  static final String DESCRIPTION =
+      "Serve the registry of a PallasDeployment (the Kubernetes registry pod).";
   private static final Logger LOG = LoggerFactory.getLogger(RegistryCommand.class);
 
-  @Mixin CommonOptions common = new CommonOptions();
-
-  @Option(
-      names = "--config-map",
-      paramLabel = "NAME",
-      description =
-          "Follow this ConfigMap's "
-              + PallasNames.CONFIG_KEY
-              + " through the Kubernetes API"
-              + " (in-cluster credentials or $KUBECONFIG) instead of a file")
+  final CommonOptions common = new CommonOptions();
   String configMap;
-
-  @Option(
-      names = "--namespace",
-      paramLabel = "NAMESPACE",
-      description = "Namespace of --config-map (default: the client's namespace)")
   String namespace;
-
-  @Option(
-      names = "--reload-seconds",
-      paramLabel = "SECONDS",
-      description = "How often a manifest file is re-read (default ${DEFAULT-VALUE})")
   int reloadSeconds = 2;
+
+  @Override
+  public CommandOptions options() {
+    CommandOptions options = new CommandOptions("registry", DESCRIPTION);
+    common.addTo(options);
+    return options
+        .value(
+            "--config-map",
+            "NAME",
+            "Follow this ConfigMap's "
+                + PallasNames.CONFIG_KEY
+                + " through the Kubernetes API (in-cluster credentials or $KUBECONFIG) instead of"
+                + " a file",
+            v -> configMap = v)
+        .value(
+            "--namespace",
+            "NAMESPACE",
+            "Namespace of --config-map (default: the client's namespace)",
+            v -> namespace = v)
+        .value(
+            "--reload-seconds",
+            "SECONDS",
+            "How often a manifest file is re-read (default: " + reloadSeconds + ")",
+            v -> reloadSeconds = CommandOptions.intValue("--reload-seconds", v));
+  }
 
   private final Object lock = new Object();
   private final CompletableFuture<PallasDeployment> firstGood = new CompletableFuture<>();
@@ -69,7 +69,7 @@ final class RegistryCommand implements Callable<Integer> {
   private RegistryServer server;
 
   @Override
-  public Integer call() throws Exception {
+  public int call() throws Exception {
     Environment env = common.environment();
     ManifestSource source;
     try {

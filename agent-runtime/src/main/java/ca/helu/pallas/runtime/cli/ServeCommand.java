@@ -10,108 +10,110 @@ import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** Runs the registry and every agent (or one agent) of a PallasDeployment in this process. */
-@Command(
-    name = "serve",
-    mixinStandardHelpOptions = true,
-    description = "Serve every agent of a PallasDeployment and its registry, or one agent.")
-final class ServeCommand implements Callable<Integer> {
+final class ServeCommand implements Command {
+  static final String DESCRIPTION =
+      "Serve every agent of a PallasDeployment and its registry, or one agent.";
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
-  @Mixin CommonOptions common = new CommonOptions();
-
-  @Option(
-      names = "--agent",
-      paramLabel = "NAME",
-      description = "Serve this agent only, no registry")
+  final CommonOptions common = new CommonOptions();
   String agent;
-
-  @Option(
-      names = "--cluster",
-      description =
-          "Reach other agents by their Kubernetes Service names (X-agent.namespace.svc), as the"
-              + " operator deploys them, instead of on 127.0.0.1")
   boolean cluster;
-
-  @Option(
-      names = "--drain-timeout",
-      paramLabel = "SECONDS",
-      description = "On SIGTERM, wait this long for calls in progress (default ${DEFAULT-VALUE})")
   int drainSeconds = 30;
-
-  @Option(
-      names = "--body-timeout",
-      description =
-          "Seconds a request's headers and body may take to arrive before the connection is"
-              + " closed (default: ${DEFAULT-VALUE}).")
   int bodyTimeoutSeconds = 30;
-
-  @Option(
-      names = "--max-sessions",
-      paramLabel = "N",
-      description =
-          "MCP sessions one agent holds; a new session past it is refused with 503 (default:"
-              + " ${DEFAULT-VALUE})")
   int maxSessions = EdgeLimits.DEFAULT.maxSessions();
-
-  @Option(
-      names = "--session-idle-timeout",
-      paramLabel = "SECONDS",
-      description =
-          "An MCP session without a request or an open stream this long is closed, its history"
-              + " freed (default: ${DEFAULT-VALUE})")
   long sessionIdleSeconds = EdgeLimits.DEFAULT.sessionIdle().toSeconds();
-
-  @Option(
-      names = "--max-concurrent-requests",
-      paramLabel = "N",
-      description =
-          "MCP requests one agent answers at once besides ping and get_health; more are refused"
-              + " with 503 (default: ${DEFAULT-VALUE})")
   int maxConcurrentRequests = EdgeLimits.DEFAULT.maxConcurrentRequests();
-
-  @Option(
-      names = "--max-body-bytes-held",
-      paramLabel = "MIB",
-      description =
-          "MiB of request bodies one agent holds at once, from arrival until answered; more are"
-              + " refused with 503 (default: ${DEFAULT-VALUE})")
   long maxBodyMibHeld = EdgeLimits.DEFAULT.maxBodyBytesHeld() >> 20;
-
-  @Option(
-      names = "--max-connections",
-      paramLabel = "N",
-      description =
-          "Connections one agent's port holds open; more wait in the kernel's backlog, and past"
-              + " N minus max(8, N/16) only /livez, /readyz, /metrics, ping and get_health are answered"
-              + " (default: ${DEFAULT-VALUE})")
   int maxConnections = EdgeLimits.DEFAULT.maxConnections();
-
-  @Option(
-      names = "--probe-port",
-      paramLabel = "PORT",
-      description =
-          "Also answer /livez and /readyz (only) on this port, for the kubelet's probes; needs"
-              + " --agent (default: none)")
   Integer probePort;
-
-  @Option(
-      names = "--allowed-origin",
-      paramLabel = "ORIGIN",
-      description = "Browser Origin accepted besides localhost (repeatable)")
-  List<String> allowedOrigins = List.of();
+  final List<String> allowedOrigins = new ArrayList<>();
 
   @Override
-  public Integer call() {
+  public CommandOptions options() {
+    CommandOptions options = new CommandOptions("serve", DESCRIPTION);
+    common.addTo(options);
+    return options
+        .value("--agent", "NAME", "Serve this agent only, no registry", v -> agent = v)
+        .flag(
+            "--cluster",
+            "Reach other agents by their Kubernetes Service names (X-agent.namespace.svc), as the"
+                + " operator deploys them, instead of on 127.0.0.1",
+            () -> cluster = true)
+        .value(
+            "--drain-timeout",
+            "SECONDS",
+            "On SIGTERM, wait this long for calls in progress (default: " + drainSeconds + ")",
+            v -> drainSeconds = CommandOptions.intValue("--drain-timeout", v))
+        .value(
+            "--body-timeout",
+            "SECONDS",
+            "Seconds a request's headers and body may take to arrive before the connection is"
+                + " closed (default: "
+                + bodyTimeoutSeconds
+                + ")",
+            v -> bodyTimeoutSeconds = CommandOptions.intValue("--body-timeout", v))
+        .value(
+            "--max-sessions",
+            "N",
+            "MCP sessions one agent holds; a new session past it is refused with 503 (default: "
+                + maxSessions
+                + ")",
+            v -> maxSessions = CommandOptions.intValue("--max-sessions", v))
+        .value(
+            "--session-idle-timeout",
+            "SECONDS",
+            "An MCP session without a request or an open stream this long is closed, its history"
+                + " freed (default: "
+                + sessionIdleSeconds
+                + ")",
+            v -> sessionIdleSeconds = CommandOptions.longValue("--session-idle-timeout", v))
+        .value(
+            "--max-concurrent-requests",
+            "N",
+            "MCP requests one agent answers at once besides ping and get_health; more are refused"
+                + " with 503 (default: "
+                + maxConcurrentRequests
+                + ")",
+            v -> maxConcurrentRequests = CommandOptions.intValue("--max-concurrent-requests", v))
+        .value(
+            "--max-body-bytes-held",
+            "MIB",
+            "MiB of request bodies one agent holds at once, from arrival until answered; more are"
+                + " refused with 503 (default: "
+                + maxBodyMibHeld
+                + ")",
+            v -> maxBodyMibHeld = CommandOptions.longValue("--max-body-bytes-held", v))
+        .value(
+            "--max-connections",
+            "N",
+            "Connections one agent's port holds open; more wait in the kernel's backlog, and past"
+                + " N minus max(8, N/16) only /livez, /readyz, /metrics, ping and get_health are"
+                + " answered (default: "
+                + maxConnections
+                + ")",
+            v -> maxConnections = CommandOptions.intValue("--max-connections", v))
+        .value(
+            "--probe-port",
+            "PORT",
+            "Also answer /livez and /readyz (only) on this port, for the kubelet's probes; needs"
+                + " --agent (default: none)",
+            v -> probePort = CommandOptions.intValue("--probe-port", v))
+        .value(
+            "--allowed-origin",
+            "ORIGIN",
+            "Browser Origin accepted besides localhost (repeatable)",
+            allowedOrigins::add);
+  }
+
+  @Override
+  public int call() {
     Environment env = common.environment();
     PallasDeployment deployment;
     ServeOptions options;
@@ -130,7 +132,7 @@ final class ServeCommand implements Callable<Integer> {
               agent,
               cluster,
               Duration.ofSeconds(drainSeconds),
-              allowedOrigins,
+              List.copyOf(allowedOrigins),
               Duration.ofSeconds(bodyTimeoutSeconds),
               limits,
               probePort);
