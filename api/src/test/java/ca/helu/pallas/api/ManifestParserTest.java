@@ -97,6 +97,35 @@ class ManifestParserTest {
   }
 
   @Test
+  void aStatusIsReadAndItsMistakesNamedWithTheirPath() {
+    String withStatus =
+        HEAD
+            + """
+            spec:
+              defaultModel: passthrough
+              agents: [{name: a}]
+            status:
+              observedGeneration: 3
+              conditions:
+                - {type: Ready, status: "True", reason: AllAgentsReady}
+              agents: [{name: a, readyReplicas: 1, replicas: 1}]
+            """;
+    PallasDeployment d = ManifestParser.parse(withStatus, "t");
+    assertThat(d.getStatus().observedGeneration()).isEqualTo(3L);
+    assertThat(d.getStatus().conditions().get(0).getReason()).isEqualTo("AllAgentsReady");
+    assertThat(d.getStatus().agents().get(0).readyReplicas()).isEqualTo(1);
+    assertThat(problems(withStatus.replace("readyReplicas: 1", "readyReplica: 1")))
+        .singleElement()
+        .asString()
+        .startsWith("status.agents[0].readyReplica: unknown field 'readyReplica'");
+    assertThat(
+            ManifestParser.parse(
+                    HEAD + "spec: {defaultModel: passthrough, agents: [{name: a}]}\n", "t")
+                .getStatus())
+        .isNull();
+  }
+
+  @Test
   void unknownFieldIsNamedWithItsPath() {
     assertThat(
             problems(
