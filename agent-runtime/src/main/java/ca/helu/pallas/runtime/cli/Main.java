@@ -39,23 +39,23 @@ public final class Main {
 
   static int run(List<String> args, PrintStream out, PrintStream err) {
     String first = args.isEmpty() ? "" : args.getFirst();
-    Command command =
-        switch (first) {
-          case "serve" -> new ServeCommand();
-          case "registry" -> new RegistryCommand();
-          default -> null;
-        };
-    if (command == null) {
-      switch (first) {
-        case "-h", "--help" -> out.print(USAGE);
-        case "-V", "--version" -> out.println(version());
-        default -> {
-          err.print((first.isEmpty() ? "no command given" : "unknown command '" + first + "'"));
-          err.print("\n\n" + USAGE);
-          return 2;
-        }
+    Command command;
+    switch (first) {
+      case "serve" -> command = new ServeCommand();
+      case "registry" -> command = new RegistryCommand();
+      case "-h", "--help" -> {
+        out.print(USAGE);
+        return 0;
       }
-      return 0;
+      case "-V", "--version" -> {
+        out.println(version());
+        return 0;
+      }
+      default -> {
+        String problem = first.isEmpty() ? "no command given" : "unknown command '" + first + "'";
+        err.print(problem + "\n\n" + USAGE);
+        return 2;
+      }
     }
     CommandOptions options = command.options();
     try {

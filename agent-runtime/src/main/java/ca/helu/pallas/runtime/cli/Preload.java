@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.cli;
 
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
+import org.slf4j.LoggerFactory;
 
 /**
  * Loads and initialises the server's heavy classes (Undertow, the MCP SDK, Reactor, Micrometer) and
@@ -41,6 +42,10 @@ final class Preload {
             // only an optimisation
           }
         });
+    // logging is set up here, on this thread, before the classes below load: some of them log as
+    // they initialise, and what another thread logs while SLF4J initialises is replayed with a
+    // warning on stderr
+    LoggerFactory.getILoggerFactory();
     Thread.ofPlatform()
         .daemon()
         .name("pallas-preload")

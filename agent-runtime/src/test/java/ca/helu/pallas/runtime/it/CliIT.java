@@ -207,6 +207,9 @@ class CliIT {
           assertThat(logs.get(0))
               .matches("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} INFO  agent a serving on port \\d+");
         }
+        // nothing from SLF4J itself, such as its warning that calls logged on one thread while
+        // another set logging up were replayed
+        assertThat(stderr()).doesNotContain("SLF4J");
       } finally {
         p.destroy();
         p.waitFor(30, TimeUnit.SECONDS);
