@@ -122,18 +122,19 @@ final class CommandOptions {
   }
 
   private static long number(String option, String text, long min, long max) {
+    long value;
     try {
-      long value = Long.parseLong(text.strip());
-      if (value >= min && value <= max) {
-        return value;
-      }
+      value = Long.parseLong(text.strip());
     } catch (NumberFormatException e) {
-      // reported below
+      throw new UsageError(option + ": '" + text + "' is not a whole number");
     }
-    throw new UsageError(option + ": '" + text + "' is not a whole number");
+    if (value < min || value > max) {
+      throw new UsageError(option + ": " + value + " is out of range (" + min + " to " + max + ")");
+    }
+    return value;
   }
 
-  /** {@code text} as one of {@code values} (named as written), or a usage error listing them. */
+  /** {@code text} as one of the enum's constants, written as they are, or a usage error. */
   static <E extends Enum<E>> E enumValue(String option, String text, Class<E> type) {
     try {
       return Enum.valueOf(type, text);

@@ -122,7 +122,8 @@ class MainTest {
     assertThat(run("serve", "--max-sessions", "many")).isEqualTo(2);
     assertThat(err()).contains("--max-sessions: 'many' is not a whole number");
     assertThat(run("serve", "--max-sessions", "99999999999")).isEqualTo(2);
-    assertThat(err()).contains("--max-sessions: '99999999999' is not a whole number");
+    assertThat(err())
+        .contains("--max-sessions: 99999999999 is out of range (-2147483648 to 2147483647)");
     assertThat(run("serve", "--agent")).isEqualTo(2);
     assertThat(err()).contains("--agent needs a value (NAME)");
     assertThat(run("serve", "--cluster=yes")).isEqualTo(2);
