@@ -211,32 +211,37 @@ public final class PallasMetrics {
    * pallas_history_bytes{agent} (their message content, estimated at 2 bytes a character).
    */
   public void histories(String agent, IntSupplier sessions, LongSupplier bytes) {
-    Gauge.builder("pallas.history.sessions", sessions, s -> s.getAsInt())
-        .strongReference(true)
-        .description("Conversation histories the agent holds")
-        .tags("agent", agent)
-        .register(registry);
-    Gauge.builder("pallas.history.bytes", bytes, b -> b.getAsLong())
-        .strongReference(true)
-        .description("Estimated bytes of message content in the agent's histories")
-        .tags("agent", agent)
-        .register(registry);
+    agentGauge(
+        "pallas.history.sessions",
+        "Conversation histories the agent holds",
+        agent,
+        sessions::getAsInt);
+    agentGauge(
+        "pallas.history.bytes",
+        "Estimated bytes of message content in the agent's histories",
+        agent,
+        bytes);
   }
 
   /** pallas_mcp_sessions{agent}: MCP sessions the agent's transport holds. */
   public void sessions(String agent, IntSupplier sessions) {
-    Gauge.builder("pallas.mcp.sessions", sessions, s -> s.getAsInt())
-        .strongReference(true)
-        .description("MCP sessions the agent holds")
-        .tags("agent", agent)
-        .register(registry);
+    agentGauge("pallas.mcp.sessions", "MCP sessions the agent holds", agent, sessions::getAsInt);
   }
 
   /** pallas_http_connections{agent}: connections open on the agent's port. */
   public void connections(String agent, LongSupplier open) {
-    Gauge.builder("pallas.http.connections", open, o -> o.getAsLong())
+    agentGauge(
+        "pallas.http.connections",
+        "Connections open on the agent's port (at most --max-connections)",
+        agent,
+        open);
+  }
+
+  /** A gauge of one agent, read from {@code value} at each scrape. */
+  private void agentGauge(String name, String help, String agent, LongSupplier value) {
+    Gauge.builder(name, value, v -> v.getAsLong())
         .strongReference(true)
-        .description("Connections open on the agent's port (at most --max-connections)")
+        .description(help)
         .tags("agent", agent)
         .register(registry);
   }
