@@ -5,7 +5,9 @@
 # bridge this script creates, images imported from local tarballs (no registry).
 #
 #   e2e/cluster/cluster.sh check            what is missing to run here (exit 3 if anything)
-#   e2e/cluster/cluster.sh up [IMAGE.tar...] start the node and wait until it is Ready
+#   e2e/cluster/cluster.sh prepare          install the node's Debian packages and build its
+#                                           binaries (what up needs), changing nothing else
+#   e2e/cluster/cluster.sh up [IMAGE.tar...] prepare, start the node and wait until it is Ready
 #   e2e/cluster/cluster.sh load IMAGE.tar... import more images into the running node
 #   e2e/cluster/cluster.sh down             stop what up started and restore the host
 #
@@ -57,7 +59,7 @@ missing() {
   [ "$(id -u)" = 0 ] || m+=("root (the kubelet and containerd need it)")
   [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] || m+=("cgroups (/sys/fs/cgroup)")
   [ -e /dev/kmsg ] || m+=("/dev/kmsg (the kubelet's OOM watcher)")
-  [ -d /proc/sys/net/bridge ] || m+=("bridge netfilter (/proc/sys/net/bridge)")
+  [ -d /proc/sys/net/bridge ] || m+=("bridge netfilter (/proc/sys/net/bridge; modprobe br_netfilter where it is a module)")
   command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || m+=("Go (to build Kubernetes from the module proxy)")
   command -v apt-get >/dev/null || command -v containerd >/dev/null || m+=("apt-get or containerd")
   printf '%s\n' "${m[@]}"
@@ -287,18 +289,27 @@ import_images() {
   done
 }
 
+# Everything up needs that outlives a run: the Debian packages, the binaries, the pause image.
+# A first run differs from later ones only here, so whoever snapshots the host (RealClusterIT)
+# runs this first and finds the same host before up as after down (e2e/cluster/README.md).
+cmd_prepare() {
+  cmd_check >/dev/null
+  install_packages
+  step "packages"
+  local need=() t
+  for t in "${COMPONENTS[@]}"; do [ -x "$BIN/$t" ] || need+=("$t"); done
+  [ ${#need[@]} -eq 0 ] || KUBE_VERSION=$KUBE_VERSION "$ROOT/tools/go-binaries.sh" "${need[@]}" >&2
+  step "binaries (${#need[@]} built)"
+  pause_image >/dev/null
+}
+
 cmd_up() {
   local images=("$@") t
   for t in "${images[@]}"; do [ -f "$t" ] || die "no image tarball $t"; done
   cmd_check >/dev/null
   [ ! -e "$DIR/pids" ] || die "a cluster is already up in $DIR (run down first)"
   ip link show "$BRIDGE" >/dev/null 2>&1 && die "bridge $BRIDGE exists already: another cluster is up"
-  install_packages
-  step "packages"
-  local need=()
-  for t in "${COMPONENTS[@]}"; do [ -x "$BIN/$t" ] || need+=("$t"); done
-  [ ${#need[@]} -eq 0 ] || KUBE_VERSION=$KUBE_VERSION "$ROOT/tools/go-binaries.sh" "${need[@]}" >&2
-  step "binaries (${#need[@]} built)"
+  cmd_prepare
   local pause
   pause=$(pause_image)
   rm -rf "$DIR"
@@ -427,6 +438,7 @@ restore_host() {
 
 case "${1:-}" in
   check) cmd_check ;;
+  prepare) cmd_prepare ;;
   up) shift; cmd_up "$@" ;;
   load) shift; cmd_load "$@" ;;
   down) cmd_down ;;

@@ -33,6 +33,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -61,6 +62,9 @@ class RealClusterIT {
   @BeforeAll
   static void up() throws Exception {
     dir = Files.createTempDirectory("pallas-cluster");
+    // what outlives a run (packages, binaries) first: on a fresh machine the host read here must
+    // already have them, as the host read after down will
+    NodeCluster.prepare(dir);
     hostBefore = HostState.read();
     cluster = NodeCluster.up(dir);
     System.out.printf("node Ready: cluster.sh up took %.1f s%n", cluster.upSeconds());
@@ -732,8 +736,10 @@ class RealClusterIT {
 
   /**
    * What the cluster may change on the host and `down` must restore: interfaces, routes, the
-   * netfilter ruleset, the sysctls the kubelet and kube-proxy set, mounts, network namespaces and
-   * the kubelet's cgroups.
+   * netfilter ruleset, the sysctls the kubelet and kube-proxy set, mounts, network namespaces, the
+   * kubelet's cgroups and the host directories containerd and CNI create (e2e/cluster/README.md). A
+   * tool the host lacks is recorded as "absent"; a command that fails fails the test, so an error
+   * message is never taken for state.
    */
   private static final class HostState {
     private static final List<String> SYSCTLS =
@@ -746,27 +752,88 @@ class RealClusterIT {
             "kernel/panic_on_oops",
             "kernel/keys/root_maxkeys",
             "kernel/keys/root_maxbytes");
+    // cluster.sh's HOST_DIRS
+    private static final List<String> DIRS =
+        List.of(
+            "/run/containerd",
+            "/var/lib/cni",
+            "/var/lib/kubelet",
+            "/opt/containerd",
+            "/var/run/netns",
+            "/etc/cni");
 
     static Map<String, String> read() throws Exception {
       Map<String, String> state = new TreeMap<>();
       state.put("links", out("ip -o link show | cut -d: -f2"));
       state.put("routes", out("ip route show; ip -6 route show"));
-      state.put("ruleset", out("nft list ruleset 2>/dev/null || iptables-save | grep -v '^#'"));
+      state.put("nft", ruleset("nft", "list", "ruleset"));
+      state.put("iptables", ruleset("iptables-save"));
+      state.put("ip6tables", ruleset("ip6tables-save"));
       state.put("mounts", out("findmnt -rn -o TARGET | sort"));
-      state.put("netns", out("ls /var/run/netns 2>/dev/null || true"));
-      state.put("cgroups", out("ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null || true"));
+      state.put("netns", list(Path.of("/var/run/netns")));
+      // cgroup v1 has a kubepods per controller, v2 one in the unified hierarchy
+      state.put(
+          "cgroups",
+          Stream.concat(
+                  Stream.of(list(Path.of("/sys/fs/cgroup")).split("\n")).map(c -> c + "/kubepods"),
+                  Stream.of("kubepods"))
+              .filter(c -> Files.isDirectory(Path.of("/sys/fs/cgroup", c)))
+              .sorted()
+              .collect(Collectors.joining(" ")));
       for (String sysctl : SYSCTLS) {
         Path file = Path.of("/proc/sys", sysctl);
         state.put(sysctl, Files.exists(file) ? Files.readString(file).strip() : "absent");
       }
+      for (String dir : DIRS) {
+        state.put(dir, Files.exists(Path.of(dir)) ? "present" : "absent");
+      }
       return state;
     }
 
+    /**
+     * A netfilter ruleset as this tool prints it, without comments or counters (iptables-nft gives
+     * every rule a counter, which traffic changes, not the cluster); "absent" without it.
+     */
+    private static String ruleset(String tool, String... args) throws Exception {
+      if (Stream.of(System.getenv("PATH").split(":"))
+          .noneMatch(d -> Files.isExecutable(Path.of(d, tool)))) {
+        return "absent";
+      }
+      return out(tool + " " + String.join(" ", args))
+          .lines()
+          .filter(l -> !l.startsWith("#"))
+          .map(l -> l.replaceAll("counter packets \\d+ bytes \\d+", "counter"))
+          .map(l -> l.replaceAll("\\[\\d+:\\d+\\]", "[counters]"))
+          .collect(Collectors.joining("\n"));
+    }
+
+    /** The names in a directory, sorted, or "absent". */
+    private static String list(Path dir) throws IOException {
+      if (!Files.isDirectory(dir)) {
+        return "absent";
+      }
+      try (Stream<Path> names = Files.list(dir)) {
+        return names
+            .map(p -> p.getFileName().toString())
+            .sorted()
+            .collect(Collectors.joining("\n"));
+      }
+    }
+
+    /** A command's standard output; a failure fails the test, with what it printed on stderr. */
     private static String out(String command) throws Exception {
-      Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes());
-      p.waitFor();
-      return out;
+      Path err = Files.createTempFile("host-state", ".err");
+      try {
+        Process p =
+            new ProcessBuilder("bash", "-o", "pipefail", "-c", command)
+                .redirectError(err.toFile())
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as("%s failed: %s", command, Files.readString(err)).isZero();
+        return out;
+      } finally {
+        Files.delete(err);
+      }
     }
   }
 }

@@ -45,19 +45,17 @@ public final class NodeCluster {
   }
 
   /**
-   * Starts the cluster, or aborts the calling test (skipped, with what is missing) on a machine
-   * where it cannot run: not root, no cgroups.
+   * Starts the cluster (after {@link #prepare}), or aborts the calling test (skipped, with what is
+   * missing) on a machine where it cannot run.
    */
   public static NodeCluster up(Path dir) throws Exception {
-    Result check = script(dir, Duration.ofMinutes(1), "check");
-    Assumptions.assumeTrue(check.exitCode() == 0, check.output());
+    prepare(dir);
     for (Path image : IMAGES) {
       assertThat(image).as("built by the module's package phase").exists();
     }
     List<String> args = new ArrayList<>(List.of("up"));
     IMAGES.forEach(i -> args.add(i.toString()));
-    // cold, this builds the Kubernetes binaries that .ci/run did not build already
-    Result up = script(dir, Duration.ofMinutes(40), args.toArray(String[]::new));
+    Result up = script(dir, Duration.ofMinutes(10), args.toArray(String[]::new));
     if (up.exitCode() != 0) {
       // stop what did start and restore the host before failing
       Result down = script(dir, Duration.ofMinutes(3), "down");
@@ -65,6 +63,19 @@ public final class NodeCluster {
           "cluster.sh up failed:\n" + up.output() + "\ncluster.sh down:\n" + down.output());
     }
     return new NodeCluster(dir);
+  }
+
+  /**
+   * `cluster.sh prepare`: what the node needs that outlives a run (Debian's packages, the binaries,
+   * the pause image), installed before anything reads the host, or aborts the calling test
+   * (skipped, with what is missing) on a machine where the node cannot run: not root, no cgroups. A
+   * no-op once done.
+   */
+  public static void prepare(Path dir) throws Exception {
+    Result check = script(dir, Duration.ofMinutes(1), "check");
+    Assumptions.assumeTrue(check.exitCode() == 0, check.output());
+    // cold, this builds the Kubernetes binaries that .ci/run did not build already
+    script(dir, Duration.ofMinutes(40), "prepare").ok();
   }
 
   public Result down() throws Exception {
