@@ -12,6 +12,8 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -26,6 +28,13 @@ public final class ManifestParser {
           .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
           .build();
 
+  /**
+   * The largest manifest read, in bytes: what etcd stores for one Kubernetes object (1.5 MiB), so
+   * every manifest a cluster accepts is read here too, and a larger file is refused before any of
+   * it is parsed, in bounded time and memory (docs/configuration.md).
+   */
+  public static final int MAX_MANIFEST_BYTES = 3 << 19;
+
   private ManifestParser() {}
 
   /** The mapper used for manifests; also writes them back as YAML. */
@@ -33,11 +42,11 @@ public final class ManifestParser {
     return YAML;
   }
 
-  /** Parses and validates a manifest file. */
+  /** Parses and validates a manifest file, read only up to {@link #MAX_MANIFEST_BYTES}. */
   public static PallasDeployment read(Path file) {
     String text;
     try {
-      text = Files.readString(file);
+      text = readText(file);
     } catch (IOException e) {
       throw new InvalidDeploymentException(
           file.toString(), List.of("cannot read file: " + e.getMessage()));
@@ -45,8 +54,37 @@ public final class ManifestParser {
     return parse(text, file.toString());
   }
 
+  /**
+   * A manifest file's text, read only up to {@link #MAX_MANIFEST_BYTES}: the file may be a device
+   * or a pipe without an end (/dev/zero). Larger: InvalidDeploymentException.
+   */
+  public static String readText(Path file) throws IOException {
+    byte[] bytes;
+    try (InputStream in = Files.newInputStream(file)) {
+      bytes = in.readNBytes(MAX_MANIFEST_BYTES + 1);
+    }
+    if (bytes.length > MAX_MANIFEST_BYTES) {
+      throw tooLarge(file.toString());
+    }
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  private static InvalidDeploymentException tooLarge(String source) {
+    return new InvalidDeploymentException(
+        source,
+        List.of(
+            "the manifest is larger than 1.5 MiB ("
+                + MAX_MANIFEST_BYTES
+                + " bytes), the most one Kubernetes object may hold; it is not parsed"));
+  }
+
   /** Parses and validates manifest text; {@code source} names it in error messages. */
   public static PallasDeployment parse(String text, String source) {
+    // a character takes at least a byte: past the limit in characters, past it in bytes
+    if (text.length() > MAX_MANIFEST_BYTES
+        || text.getBytes(StandardCharsets.UTF_8).length > MAX_MANIFEST_BYTES) {
+      throw tooLarge(source);
+    }
     PallasDeployment deployment;
     List<String> problems = new ArrayList<>();
     try {

@@ -25,6 +25,43 @@ class ManifestParserTest {
     throw new AssertionError("expected the manifest to be rejected:\n" + yaml);
   }
 
+  /**
+   * A manifest is read no further than what one Kubernetes object may hold, and refused by name
+   * past it before any of it is parsed (issue 16 §5: an 8 MiB one took 18 s, 50 MiB did not end,
+   * and {@code -f /dev/zero} ended in an OutOfMemoryError).
+   */
+  @Test
+  void aManifestPastTheLimitIsRefusedBeforeItIsParsed() throws Exception {
+    String padded = HEAD + "spec:\n  defaultModel: passthrough\n  agents: [{name: a}]\n# ";
+    String eightMib = padded + "x".repeat(8 << 20);
+    assertThat(problems(eightMib))
+        .containsExactly(
+            "the manifest is larger than 1.5 MiB (1572864 bytes), the most one Kubernetes object"
+                + " may hold; it is not parsed");
+    // bytes, not characters: 800 Ki characters of two bytes each are past it too
+    assertThat(problems(padded + "\u00e9".repeat(800 << 10))).hasSize(1);
+
+    assertThatThrownBy(() -> ManifestParser.read(Path.of("/dev/zero")))
+        .isInstanceOf(InvalidDeploymentException.class)
+        .hasMessageContaining("/dev/zero")
+        .hasMessageContaining("larger than 1.5 MiB");
+  }
+
+  @Test
+  void aManifestJustUnderTheLimitIsRead() {
+    StringBuilder yaml =
+        new StringBuilder(HEAD + "spec:\n  defaultModel: passthrough\n  agents:\n");
+    String instruction = "i".repeat(25_000);
+    for (int i = 0; i < 62; i++) {
+      yaml.append("    - {name: a").append(i).append(", instruction: ").append(instruction);
+      yaml.append("}\n");
+    }
+    assertThat(yaml.length())
+        .isBetween(ManifestParser.MAX_MANIFEST_BYTES - 100_000, ManifestParser.MAX_MANIFEST_BYTES);
+    PallasDeployment d = ManifestParser.parse(yaml.toString(), "test.yaml");
+    assertThat(d.getSpec().effectiveAgents()).hasSize(62);
+  }
+
   @Test
   void defaultsFollowTheOriginalPallas() {
     PallasDeployment d =

@@ -1,7 +1,8 @@
 package ca.helu.pallas.runtime.registry;
 
+import ca.helu.pallas.api.InvalidDeploymentException;
+import ca.helu.pallas.api.ManifestParser;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -34,7 +35,7 @@ public final class FileManifestSource implements ManifestSource {
 
   /** The text now; delivered by {@link #start} too, so a change made meanwhile is still seen. */
   public String read() throws IOException {
-    String text = Files.readString(file);
+    String text = ManifestParser.readText(file);
     synchronized (this) {
       last = text;
     }
@@ -46,7 +47,7 @@ public final class FileManifestSource implements ManifestSource {
     timer.scheduleWithFixedDelay(
         () -> {
           try {
-            String text = Files.readString(file);
+            String text = ManifestParser.readText(file);
             synchronized (this) {
               if (text.equals(last)) {
                 return;
@@ -54,7 +55,8 @@ public final class FileManifestSource implements ManifestSource {
               last = text;
             }
             onText.accept(text);
-          } catch (IOException e) {
+          } catch (IOException | InvalidDeploymentException e) {
+            // a file grown past the limit is not read: the last good manifest is served on
             LOG.warn("cannot re-read {}: {}", file, e.getMessage());
           }
         },

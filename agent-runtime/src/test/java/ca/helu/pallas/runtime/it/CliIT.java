@@ -86,6 +86,13 @@ class CliIT {
     assertThat(missing.waitFor(60, TimeUnit.SECONDS)).isTrue();
     assertThat(missing.exitValue()).isEqualTo(2);
     assertThat(stderr()).contains("nope.yaml").contains("cannot read file");
+    // a file without an end is read no further than the manifest limit (issue 16 §5)
+    Process endless = start("serve", "-f", "/dev/zero");
+    assertThat(endless.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(endless.exitValue()).isEqualTo(2);
+    assertThat(stderr())
+        .contains("/dev/zero", "larger than 1.5 MiB")
+        .doesNotContain("OutOfMemoryError", "\tat ");
   }
 
   @Test
