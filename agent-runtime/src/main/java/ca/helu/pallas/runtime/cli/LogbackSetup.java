@@ -49,6 +49,7 @@ public final class LogbackSetup extends ContextAwareBase implements Configurator
     encoder.setContext(context);
     encoder.setIncludeContext(false);
     encoder.setFieldNames(names);
+    encoder.setJsonGeneratorDecorator(new BoundedLogFields());
     encoder.start();
     ConsoleAppender<ILoggingEvent> console = new ConsoleAppender<>();
     console.setContext(context);

@@ -82,9 +82,13 @@ final class Logging {
     text
   }
 
-  /** Short human lines for a terminal; MDC (agent, request_id) in brackets. */
+  /**
+   * Short human lines for a terminal; MDC (agent, request_id) in brackets; a message bounded as in
+   * JSON ({@link BoundedLogFields}).
+   */
   static final String TEXT_PATTERN =
-      "%d{HH:mm:ss.SSS} %-5level %replace([%X{agent} %X{request_id}] ){'^\\[ \\] $', ''}%msg%n";
+      "%d{HH:mm:ss.SSS} %-5level %replace([%X{agent} %X{request_id}] ){'^\\[ \\] $', ''}"
+          + "%.-16384msg%n";
 
   static void configure(Environment env, Format format) {
     if (!(loggerContext() instanceof LoggerContext context)) {

@@ -56,6 +56,10 @@ class LogbackSetupTest {
   }
 
   private static String encode(LoggerContext context, Throwable error) {
+    return encode(context, error, "helper");
+  }
+
+  private static String encode(LoggerContext context, Throwable error, String agent) {
     var encoder = console(context).getEncoder();
     assertThat(encoder).isInstanceOf(LogstashEncoder.class);
     LoggingEvent event =
@@ -65,7 +69,7 @@ class LogbackSetupTest {
             Level.WARN,
             "agent {} serving on port {}",
             error,
-            new Object[] {"helper", 24201});
+            new Object[] {agent, 24201});
     event.setInstant(Instant.parse("2026-11-23T22:00:00.123456789Z"));
     event.setMDCPropertyMap(Map.of("agent", "helper", "request_id", "7"));
     return new String(encoder.encode(event), StandardCharsets.UTF_8);
@@ -107,6 +111,21 @@ class LogbackSetupTest {
         .doesNotContain("level_value", "@version");
     IllegalStateException error = new IllegalStateException("boom");
     assertThat(encode(code, error)).isEqualTo(encode(xml, error));
+  }
+
+  /**
+   * Nothing a client sends is logged whole (issue 16 §4): a 2 MiB string in a message, or in an
+   * exception's text, is cut to 16 KiB and says how much was left out, from the code and from
+   * logback.xml alike.
+   */
+  @Test
+  void everyStringOfALineIsBounded() throws Exception {
+    String big = "c".repeat(2 << 20);
+    for (LoggerContext context : List.of(fromCode(), fromXml())) {
+      String line = encode(context, new IllegalStateException(big), big);
+      assertThat(line.length()).isLessThan(3 * BoundedLogFields.MAX_CHARS + 2048);
+      assertThat(line).contains("more characters not logged", "\"agent\":\"helper\"");
+    }
   }
 
   @Test
