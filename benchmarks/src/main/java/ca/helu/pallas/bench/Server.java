@@ -25,7 +25,11 @@ final class Server implements AutoCloseable {
   static Server start(List<String> jvmArgs, String mainClass, List<String> args, Path log)
       throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx256m"));
+    List<String> command = new ArrayList<>(List.of(java));
+    // -Xmx256m unless the scenario gives the heap itself (a pod's: -XX:MaxRAM)
+    if (jvmArgs.stream().noneMatch(a -> a.startsWith("-Xmx") || a.startsWith("-XX:MaxRAM="))) {
+      command.add("-Xmx256m");
+    }
     command.addAll(jvmArgs);
     command.addAll(List.of("-cp", Benchmarks.jar().toString(), mainClass));
     command.addAll(args);

@@ -29,8 +29,10 @@ final class ServeCommand implements Command {
   int bodyTimeoutSeconds = 30;
   int maxSessions = EdgeLimits.DEFAULT.maxSessions();
   long sessionIdleSeconds = EdgeLimits.DEFAULT.sessionIdle().toSeconds();
-  int maxConcurrentRequests = EdgeLimits.DEFAULT.maxConcurrentRequests();
-  long maxBodyMibHeld = EdgeLimits.DEFAULT.maxBodyBytesHeld() >> 20;
+  // null: derived from the heap (docs/runtime.md, "Memory")
+  Integer maxConcurrentRequests;
+  Long maxBodyMib;
+  Long maxBodyMibHeld;
   int maxConnections = EdgeLimits.DEFAULT.maxConnections();
   Integer probePort;
   final List<String> allowedOrigins = new ArrayList<>();
@@ -77,18 +79,26 @@ final class ServeCommand implements Command {
         .value(
             "--max-concurrent-requests",
             "N",
-            "MCP requests one agent answers at once besides ping and get_health; more are refused"
-                + " with 503 (default: "
-                + maxConcurrentRequests
-                + ")",
+            "MCP requests this process's agents answer at once besides ping and get_health; more"
+                + " are refused with 503 (default: what the heap holds, "
+                + EdgeLimits.DEFAULT.maxConcurrentRequests()
+                + " here)",
             v -> maxConcurrentRequests = CommandOptions.intValue("--max-concurrent-requests", v))
+        .value(
+            "--max-body-size",
+            "MIB",
+            "The largest request body, in MiB; a larger one is refused with 413 (default: what the"
+                + " heap holds, at most 80; "
+                + EdgeLimits.mib(EdgeLimits.DEFAULT.maxBodyBytes())
+                + " here)",
+            v -> maxBodyMib = CommandOptions.longValue("--max-body-size", v))
         .value(
             "--max-body-bytes-held",
             "MIB",
-            "MiB of request bodies one agent holds at once, from arrival until answered; more are"
-                + " refused with 503 (default: "
-                + maxBodyMibHeld
-                + ")",
+            "MiB of request bodies this process's agents hold at once, from arrival until"
+                + " answered; more are refused with 503 (default: what the heap holds, "
+                + EdgeLimits.mib(EdgeLimits.DEFAULT.maxBodyBytesHeld())
+                + " here)",
             v -> maxBodyMibHeld = CommandOptions.longValue("--max-body-bytes-held", v))
         .value(
             "--max-connections",
@@ -119,13 +129,21 @@ final class ServeCommand implements Command {
     ServeOptions options;
     try {
       deployment = common.read(env);
+      EdgeLimits derived = EdgeLimits.DEFAULT;
+      long maxBody = maxBodyMib == null ? derived.maxBodyBytes() : maxBodyMib << 20;
       EdgeLimits limits =
           new EdgeLimits(
               maxSessions,
               Duration.ofSeconds(sessionIdleSeconds),
-              maxConcurrentRequests,
-              maxBodyMibHeld << 20,
-              maxConnections);
+              maxConcurrentRequests == null
+                  ? derived.maxConcurrentRequests()
+                  : maxConcurrentRequests,
+              maxBody,
+              maxBodyMibHeld == null
+                  ? Math.max(maxBody, derived.maxBodyBytesHeld())
+                  : maxBodyMibHeld << 20,
+              maxConnections,
+              derived.maxHistoryChars());
       options =
           new ServeOptions(
               common.bind,
@@ -140,6 +158,15 @@ final class ServeCommand implements Command {
       System.err.println(e.getMessage());
       return 2;
     }
+    EdgeLimits limits = options.limits();
+    LOG.info(
+        "limits for a heap of {} (docs/runtime.md, Memory): bodies of at most {}, {} of them held"
+            + " at once, {} requests at once, {} characters of history",
+        EdgeLimits.mib(Runtime.getRuntime().maxMemory()),
+        EdgeLimits.mib(limits.maxBodyBytes()),
+        EdgeLimits.mib(limits.maxBodyBytesHeld()),
+        limits.maxConcurrentRequests(),
+        limits.maxHistoryChars());
     PallasMetrics metrics = new PallasMetrics();
     DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
     Fleet fleet = new Fleet(deployment, options, metrics, parts);

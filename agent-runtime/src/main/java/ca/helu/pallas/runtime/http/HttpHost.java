@@ -157,13 +157,6 @@ public final class HttpHost implements AutoCloseable {
     });
   }
 
-  /** Assembles the listener. */
-  /**
-   * The largest request body (docs/runtime.md, limits): room for send_message's 10 images of 5 MiB,
-   * base64-encoded (66.7 MiB), and a long message.
-   */
-  public static final long MAX_BODY_BYTES = 80L * 1024 * 1024;
-
   /** Default of {@link Builder#bodyTimeout}. */
   public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(30);
 
@@ -182,7 +175,7 @@ public final class HttpHost implements AutoCloseable {
     private String servletPath;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
     private McpEdgeFilter.Drain drain = McpEdgeFilter.Drain.NEVER;
-    private EdgeLimits limits = EdgeLimits.DEFAULT;
+    private RequestPool pool;
     private McpEdgeFilter.Sessions sessions = McpEdgeFilter.Sessions.UNBOUNDED;
     private ConnectionCap connections = ConnectionCap.NONE;
 
@@ -218,12 +211,13 @@ public final class HttpHost implements AutoCloseable {
     }
 
     /**
-     * What the servlet's edge holds at once, and the sessions counted against its cap; the listener
-     * holds at most {@code limits.maxConnections()} connections, the last {@code
-     * limits.connectionReserve()} of them for health requests.
+     * What the servlet's edge holds at once (the process's {@code pool}), and the sessions counted
+     * against its cap; the listener holds at most {@code limits.maxConnections()} connections, the
+     * last {@code limits.connectionReserve()} of them for health requests.
      */
-    public Builder limits(EdgeLimits limits, McpEdgeFilter.Sessions sessions) {
-      this.limits = limits;
+    public Builder limits(RequestPool pool, McpEdgeFilter.Sessions sessions) {
+      EdgeLimits limits = pool.limits();
+      this.pool = pool;
       this.sessions = sessions;
       this.connections = new ConnectionCap(limits.maxConnections(), limits.connectionReserve());
       return this;
@@ -274,7 +268,11 @@ public final class HttpHost implements AutoCloseable {
                             McpEdgeFilter.class,
                             new ImmediateInstanceFactory<>(
                                 new McpEdgeFilter(
-                                    bodyTimeout, drain, limits, sessions, connections)))
+                                    bodyTimeout,
+                                    drain,
+                                    pool == null ? new RequestPool(EdgeLimits.DEFAULT) : pool,
+                                    sessions,
+                                    connections)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by
@@ -320,8 +318,8 @@ public final class HttpHost implements AutoCloseable {
               .setDirectBuffers(false)
               .setBufferSize(16 * 1024)
               // no entity limit here (Undertow's default is 10 MiB): McpEdgeFilter reads at most
-              // MAX_BODY_BYTES + 1 and refuses past the limit with a JSON-RPC error naming it;
-              // the other paths read no body
+              // the body limit + 1 and refuses past it with a JSON-RPC error naming it; the other
+              // paths read no body
               .setServerOption(UndertowOptions.MAX_ENTITY_SIZE, Long.MAX_VALUE)
               .setServerOption(UndertowOptions.ENABLE_HTTP2, false)
               // a client that sends its headers too slowly, or idles between requests on a

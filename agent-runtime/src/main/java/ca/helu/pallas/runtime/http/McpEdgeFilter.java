@@ -1,7 +1,5 @@
 package ca.helu.pallas.runtime.http;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -38,9 +36,9 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.xnio.IoUtils;
@@ -49,15 +47,15 @@ import org.xnio.IoUtils;
  * The MCP endpoint's edge (docs/runtime.md, "Errors callers see"): every refusal leaves as a
  * JSON-RPC error object with the request's id and a message of ours, never the transport's
  * serialized exception (class names, stack frames, library messages). Methods other than POST, GET
- * and DELETE get 405 without an echo (TRACE included). A POST body that is not a JSON-RPC 2.0
- * request object, or a request whose params the SDK would fail on without answering (initialize and
- * tools/call without an object of params), is refused here, with -32700, -32600 or -32602. The
- * bounds of {@link EdgeLimits} (sessions, concurrent requests, body bytes held, and the connections
- * kept for health) are kept here too.
+ * and DELETE get 405 without an echo (TRACE included). A POST body the transport could not answer
+ * properly ({@link McpEnvelope}) is refused here, with -32700, -32600 or -32602; a client
+ * notification the agent does not act on is accepted here (202). The bounds of {@link EdgeLimits}
+ * (sessions, concurrent requests, body bytes held, and the connections kept for health) are kept
+ * here too, and a request body's share of them is given back however its request ends.
  */
 public final class McpEdgeFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(McpEdgeFilter.class);
-  private static final ObjectMapper JSON = new ObjectMapper(jsonFactory());
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Set<String> METHODS = Set.of("POST", "GET", "DELETE");
 
   /** The versions the MCP SDK speaks (the header is checked as the specification requires). */
@@ -68,16 +66,12 @@ public final class McpEdgeFilter implements Filter {
           ProtocolVersions.MCP_2025_06_18,
           ProtocolVersions.MCP_2025_11_25);
 
-  private static final Set<String> LOG_LEVELS =
-      Set.of("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency");
+  /** RFC 6750's b64token: what a bearer token may hold, so it travels byte for byte. */
+  private static final Pattern BEARER_TOKEN = Pattern.compile("[A-Za-z0-9._~+/-]+=*");
 
-  static final String TOO_LARGE =
-      "Payload Too Large: a request body may hold at most "
-          + (HttpHost.MAX_BODY_BYTES >> 20)
-          + " MiB";
-  static final int PARSE_ERROR = -32700;
-  static final int INVALID_REQUEST = -32600;
-  static final int INVALID_PARAMS = -32602;
+  static final int PARSE_ERROR = McpEnvelope.PARSE_ERROR;
+  static final int INVALID_REQUEST = McpEnvelope.INVALID_REQUEST;
+  static final int INVALID_PARAMS = McpEnvelope.INVALID_PARAMS;
   static final int INTERNAL_ERROR = -32603;
 
   private static final ScheduledExecutorService DEADLINES =
@@ -108,62 +102,75 @@ public final class McpEdgeFilter implements Filter {
     public static final Drain NEVER = new Drain(() -> false, false);
   }
 
-  /** Room for new MCP sessions: the agent's count against its cap. */
+  /** The agent's MCP sessions, as the edge needs them. */
   public interface Sessions {
     Sessions UNBOUNDED =
         new Sessions() {
           @Override
-          public boolean reserve() {
+          public boolean reserve(String caller) {
             return true;
           }
 
           @Override
           public void release() {}
+
+          @Override
+          public boolean known(String session) {
+            return true;
+          }
         };
 
-    /** Holds room for a session being initialized; false when the agent holds its maximum. */
-    boolean reserve();
+    /**
+     * Holds room for a session being initialized by {@code caller} (its address), making room at
+     * the cap by closing the oldest idle session, the caller's own first; false when every session
+     * is busy.
+     */
+    boolean reserve(String caller);
 
     /** The initialize that reserved room has been answered (its session counts by itself). */
     void release();
+
+    /** Whether this session is open. */
+    boolean known(String session);
   }
 
   private final Duration bodyTimeout;
   private final Drain drain;
+  private final RequestPool pool;
   private final EdgeLimits limits;
   private final Sessions sessions;
   private final ConnectionCap connections;
-  private final Semaphore requests;
-  private final Semaphore bodyBytes;
+  private final ObjectMapper json;
+  private final String tooLarge;
 
   /**
    * @param bodyTimeout how long a POST body may take to arrive before the connection closes
    * @param drain what to do with requests while the server drains
-   * @param limits what the endpoint holds at once
+   * @param pool the requests and body bytes the process holds at once
    * @param sessions the sessions counted against {@code limits.maxSessions()}
    * @param connections the listener's connections: in its reserve only health requests pass
    */
   McpEdgeFilter(
       Duration bodyTimeout,
       Drain drain,
-      EdgeLimits limits,
+      RequestPool pool,
       Sessions sessions,
       ConnectionCap connections) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
-    this.limits = limits;
+    this.pool = pool;
+    this.limits = pool.limits();
     this.sessions = sessions;
     this.connections = connections;
-    this.requests = new Semaphore(limits.maxConcurrentRequests());
-    this.bodyBytes = new Semaphore((int) limits.maxBodyBytesHeld());
+    this.json = new ObjectMapper(limits.jsonFactory());
+    this.tooLarge = tooLarge(limits.maxBodyBytes());
   }
 
-  /** JSON whose only size limit is the body's: a long string is not a parse error. */
-  public static JsonFactory jsonFactory() {
-    return JsonFactory.builder()
-        .streamReadConstraints(
-            StreamReadConstraints.builder().maxStringLength((int) HttpHost.MAX_BODY_BYTES).build())
-        .build();
+  /** The error for a body over the limit, naming it. */
+  static String tooLarge(long maxBodyBytes) {
+    return "Payload Too Large: a request body may hold at most "
+        + EdgeLimits.mib(maxBodyBytes)
+        + " (derived from this agent's memory; docs/runtime.md, Memory)";
   }
 
   @Override
@@ -201,6 +208,11 @@ public final class McpEdgeFilter implements Filter {
               + String.join(", ", PROTOCOL_VERSIONS));
       return;
     }
+    String bearer = bearerProblem(request.getHeader("Authorization"));
+    if (bearer != null) {
+      refuse(response, 400, NullNode.instance, INVALID_REQUEST, bearer);
+      return;
+    }
     if (!method.equals("POST")) {
       if (healthOnly) {
         unavailable(response, NullNode.instance, connections.refusal());
@@ -210,84 +222,76 @@ public final class McpEdgeFilter implements Filter {
       return;
     }
     long declared = request.getContentLengthLong();
-    if (declared > HttpHost.MAX_BODY_BYTES) {
-      refuse(response, 413, NullNode.instance, INVALID_REQUEST, TOO_LARGE);
+    if (declared > limits.maxBodyBytes()) {
+      refuse(response, 413, NullNode.instance, INVALID_REQUEST, tooLarge);
       return;
     }
-    // a body is held from its first byte until its request is answered: the SDK parses it, and
-    // a call's turn runs, inside chain.doFilter
-    if (declared > 0 && !bodyBytes.tryAcquire((int) declared)) {
-      response.setHeader("Connection", "close"); // the body is not read
-      unavailable(response, NullNode.instance, bodiesHeld());
-      return;
-    }
-    byte[] body;
-    int held;
-    if (declared > 0) {
-      body = readBody(request, (int) declared);
-      held = (int) declared;
-    } else {
-      body = readUnknownLength(request, response);
-      held = body == null ? 0 : body.length;
-    }
+    // a body is held from its first byte until its request is answered (the SDK parses it, and a
+    // call's turn runs, inside chain.doFilter), and its share given back however that ends: an
+    // error while reading (an OutOfMemoryError among them) included
+    Body body = new Body();
     try {
-      if (body != null) {
+      if (body.read(request, response, declared)) {
         post(request, response, chain, body, healthOnly);
       }
     } finally {
-      bodyBytes.release(held);
+      body.release();
     }
   }
 
   /**
-   * A POST whose body has arrived: refused here, or passed on to the transport. With {@code
-   * healthOnly} (the connections' reserve in use) only ping and get_health pass.
+   * Why an Authorization header's bearer token cannot be taken as it is, or null: a token is
+   * forwarded byte for byte or not at all (docs/contract.md, "Bearer forwarding"), and HTTP headers
+   * carry non-ASCII bytes only as something else. Other schemes are not ours to judge.
+   */
+  static String bearerProblem(String authorization) {
+    if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return null;
+    }
+    String token = authorization.substring(7).strip();
+    if (token.isEmpty() || BEARER_TOKEN.matcher(token).matches()) {
+      return null;
+    }
+    return "Bad Request: the bearer token in the Authorization header has characters a bearer"
+        + " token cannot hold (RFC 6750: letters, digits, - . _ ~ + / and a trailing =);"
+        + " it is refused rather than altered";
+  }
+
+  /**
+   * A POST whose body has arrived: refused here, accepted here (a notification the agent does not
+   * act on), or passed on to the transport. With {@code healthOnly} (the connections' reserve in
+   * use) only ping and get_health pass.
    */
   private void post(
       HttpServletRequest request,
       HttpServletResponse response,
       FilterChain chain,
-      byte[] body,
+      Body body,
       boolean healthOnly)
       throws IOException, ServletException {
-    JsonNode id = NullNode.instance;
-    if (body.length > HttpHost.MAX_BODY_BYTES) {
+    if (body.length() > limits.maxBodyBytes()) {
       response.setHeader("Connection", "close"); // the rest of the body is not read
-      refuse(response, 413, id, INVALID_REQUEST, TOO_LARGE);
+      refuse(response, 413, NullNode.instance, INVALID_REQUEST, tooLarge);
       return;
     }
-    JsonNode message;
-    try {
-      message = JSON.readTree(body);
-    } catch (IOException e) {
-      refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is not valid JSON");
+    McpEnvelope envelope = McpEnvelope.read(json, body.bytes, body.length());
+    JsonNode id = envelope.id();
+    if (envelope.problem() != null) {
+      refuse(response, 400, id, envelope.code(), envelope.problem());
       return;
     }
-    if (message == null || message.isMissingNode()) {
-      refuse(response, 400, id, PARSE_ERROR, "Parse error: the body is empty");
-      return;
-    }
-    if (message.isObject() && message.has("id")) {
-      id = message.get("id");
-    }
-    String problem = envelopeProblem(message);
-    if (problem != null) {
-      refuse(
-          response,
-          400,
-          id,
-          problem.startsWith("Invalid params") ? INVALID_PARAMS : INVALID_REQUEST,
-          problem);
-      return;
-    }
-    boolean isResponse = !message.has("method");
-    if (isResponse && !answersThisServer(id, request.getHeader("Mcp-Session-Id"))) {
+    String session = request.getHeader("Mcp-Session-Id");
+    if (envelope.isResponse() && !answersThisServer(id, session)) {
       // the SDK would log an ERROR for it: a client's mistake, refused quietly here
       refuse(response, 400, id, INVALID_REQUEST, UNSOLICITED);
       return;
     }
+    if (envelope.isNotification() && !envelope.method().equals("notifications/initialized")) {
+      accept(response, envelope, session);
+      return;
+    }
     boolean draining = drain.active().getAsBoolean();
-    Refusal handOver = draining && drain.handOverSessions() ? handOver(request, message) : null;
+    Refusal handOver = draining && drain.handOverSessions() ? handOver(request, envelope) : null;
     if (handOver != null) {
       if (handOver.status() == 503) {
         response.setHeader("Retry-After", "1");
@@ -295,20 +299,22 @@ public final class McpEdgeFilter implements Filter {
       refuse(response, handOver.status(), id, SHUTTING_DOWN, handOver.message());
       return;
     }
-    String rpcMethod = message.path("method").asText("");
-    if (healthOnly && !answeredWhenBusy(rpcMethod, message)) {
+    String rpcMethod = envelope.method();
+    boolean answeredWhenBusy = answeredWhenBusy(rpcMethod, envelope.tool());
+    if (healthOnly && !answeredWhenBusy) {
       unavailable(response, id, connections.refusal());
       return;
     }
     HttpServletRequest cached = new CachedBody(request, body);
     if (rpcMethod.equals("initialize")) {
-      if (!sessions.reserve()) {
+      if (!sessions.reserve(request.getRemoteAddr())) {
         unavailable(
             response,
             id,
             "Service Unavailable: this agent holds its maximum of "
                 + limits.maxSessions()
-                + " sessions; retry later, and end (DELETE) sessions no longer used");
+                + " sessions, each of them busy; retry later, and end (DELETE) sessions no"
+                + " longer used");
         return;
       }
       try {
@@ -316,8 +322,8 @@ public final class McpEdgeFilter implements Filter {
       } finally {
         sessions.release();
       }
-    } else if (!isResponse && message.has("id") && !answeredWhenBusy(rpcMethod, message)) {
-      if (!requests.tryAcquire()) {
+    } else if (envelope.hasId() && !envelope.isResponse() && !answeredWhenBusy) {
+      if (!pool.tryRequest()) {
         unavailable(
             response,
             id,
@@ -329,11 +335,37 @@ public final class McpEdgeFilter implements Filter {
       try {
         pass(cached, response, chain, id, false);
       } finally {
-        requests.release();
+        pool.releaseRequest();
       }
     } else {
-      pass(cached, response, chain, id, isResponse);
+      pass(cached, response, chain, id, envelope.isResponse());
     }
+  }
+
+  /**
+   * A client notification other than notifications/initialized: the agent acts on none of them
+   * (roots, progress and the like), so it is accepted here, 202 with no body as the transport
+   * specification says, on a session that exists, without reaching the SDK (which would ask the
+   * client for its roots, or log the whole notification).
+   */
+  private void accept(HttpServletResponse response, McpEnvelope envelope, String session)
+      throws IOException {
+    if (session == null || session.isBlank()) {
+      refuse(
+          response,
+          400,
+          NullNode.instance,
+          INVALID_REQUEST,
+          "Bad Request: this request needs the Mcp-Session-Id header from initialize");
+      return;
+    }
+    if (!sessions.known(session)) {
+      refuse(response, 404, NullNode.instance, INVALID_REQUEST, messageFor(404, ""));
+      return;
+    }
+    LOG.debug("accepted the client notification {}", safe(envelope.method()));
+    response.setStatus(202);
+    response.setContentLength(0);
   }
 
   /** Hands a request to the transport, turning any error it writes into one of ours. */
@@ -372,10 +404,8 @@ public final class McpEdgeFilter implements Filter {
    * Calls kept out of the request limit and answered from the connections' reserve, so a busy or
    * crowded agent still tells how it is.
    */
-  private static boolean answeredWhenBusy(String method, JsonNode message) {
-    return method.equals("ping")
-        || method.equals("tools/call")
-            && message.path("params").path("name").asText("").equals("get_health");
+  private static boolean answeredWhenBusy(String method, String tool) {
+    return method.equals("ping") || method.equals("tools/call") && "get_health".equals(tool);
   }
 
   /**
@@ -391,57 +421,119 @@ public final class McpEdgeFilter implements Filter {
 
   private String bodiesHeld() {
     return "Service Unavailable: request bodies being received and answered hold the limit of "
-        + (limits.maxBodyBytesHeld() >> 20)
-        + " MiB at once; retry shortly";
-  }
-
-  /** A body of known length, or null once the connection is gone (nobody to answer). */
-  private byte[] readBody(HttpServletRequest request, int length) {
-    ScheduledFuture<?> deadline = closeAfterBodyTimeout();
-    try {
-      return request.getInputStream().readNBytes(length);
-    } catch (IOException e) {
-      LOG.debug("request body not read: {}", e.toString());
-      return null;
-    } finally {
-      deadline.cancel(false);
-    }
+        + EdgeLimits.mib(limits.maxBodyBytesHeld())
+        + " at once; retry shortly";
   }
 
   /**
-   * A body of unknown length (chunked), held piece by piece as it arrives and read up to past the
-   * body limit; null, holding nothing, once the connection is gone or when the bytes held would
-   * pass their limit (then refused here).
+   * One request's body: its bytes, until the transport has read them (then only the transport's
+   * copy is kept, docs/runtime.md, "Memory"), and its share of the bytes held at once, until {@link
+   * #release()}.
    */
-  private byte[] readUnknownLength(HttpServletRequest request, HttpServletResponse response)
-      throws IOException {
-    ScheduledFuture<?> deadline = closeAfterBodyTimeout();
-    ByteArrayOutputStream body = new ByteArrayOutputStream();
-    byte[] piece = new byte[64 * 1024];
-    boolean spent = false;
-    try {
-      InputStream in = request.getInputStream();
-      int n;
-      while (!spent && body.size() <= HttpHost.MAX_BODY_BYTES && (n = in.read(piece)) != -1) {
-        spent = !bodyBytes.tryAcquire(n);
-        if (!spent) {
+  private final class Body {
+    private byte[] bytes;
+    private int length;
+    private int held;
+
+    /**
+     * Reads the body, holding its bytes against the limit: true when it is here; false when it was
+     * refused here (answered) or the connection is gone (nobody to answer).
+     */
+    boolean read(HttpServletRequest request, HttpServletResponse response, long declared)
+        throws IOException {
+      if (declared > 0) {
+        // a body with Content-Length counts in full from its first byte
+        if (!pool.tryBodyBytes((int) declared)) {
+          response.setHeader("Connection", "close"); // the body is not read
+          unavailable(response, NullNode.instance, bodiesHeld());
+          return false;
+        }
+        held = (int) declared;
+        byte[] into;
+        try {
+          into = new byte[(int) declared];
+        } catch (OutOfMemoryError e) {
+          // only with limits set past what the heap holds (the derived ones fit it): this body
+          // is refused, and the heap, which had no room for it, is as it was
+          LOG.warn("no heap for a request body of {} bytes; refused", declared);
+          response.setHeader("Connection", "close"); // the body is not read
+          unavailable(
+              response,
+              NullNode.instance,
+              "Service Unavailable: this agent has no memory for a body of "
+                  + EdgeLimits.mib(declared)
+                  + " now; retry shortly");
+          return false;
+        }
+        return readKnown(request, into);
+      }
+      return readUnknown(request, response);
+    }
+
+    private boolean readKnown(HttpServletRequest request, byte[] into) {
+      ScheduledFuture<?> deadline = closeAfterBodyTimeout();
+      try {
+        length = request.getInputStream().readNBytes(into, 0, into.length);
+        bytes = into;
+        return true;
+      } catch (IOException e) {
+        LOG.debug("request body not read: {}", e.toString());
+        return false;
+      } finally {
+        deadline.cancel(false);
+      }
+    }
+
+    /**
+     * A body of unknown length (chunked), held piece by piece as it arrives and read up to past the
+     * body limit; false when the connection is gone, or when the bytes held would pass their limit
+     * (then refused here).
+     */
+    private boolean readUnknown(HttpServletRequest request, HttpServletResponse response)
+        throws IOException {
+      ScheduledFuture<?> deadline = closeAfterBodyTimeout();
+      ByteArrayOutputStream body = new ByteArrayOutputStream();
+      byte[] piece = new byte[64 * 1024];
+      try {
+        InputStream in = request.getInputStream();
+        int n;
+        while (body.size() <= limits.maxBodyBytes() && (n = in.read(piece)) != -1) {
+          if (!pool.tryBodyBytes(n)) {
+            response.setHeader("Connection", "close"); // the rest of the body is not read
+            unavailable(response, NullNode.instance, bodiesHeld());
+            return false;
+          }
+          held += n;
           body.write(piece, 0, n);
         }
+      } catch (IOException e) {
+        LOG.debug("request body not read: {}", e.toString());
+        return false;
+      } finally {
+        deadline.cancel(false);
       }
-    } catch (IOException e) {
-      LOG.debug("request body not read: {}", e.toString());
-      bodyBytes.release(body.size());
-      return null;
-    } finally {
-      deadline.cancel(false);
+      bytes = body.toByteArray();
+      length = bytes.length;
+      return true;
     }
-    if (spent) {
-      bodyBytes.release(body.size());
-      response.setHeader("Connection", "close"); // the rest of the body is not read
-      unavailable(response, NullNode.instance, bodiesHeld());
-      return null;
+
+    int length() {
+      return length;
     }
-    return body.toByteArray();
+
+    /** The bytes for the transport, once: afterwards this body no longer holds them. */
+    byte[] take() {
+      byte[] taken = bytes;
+      bytes = null;
+      return taken;
+    }
+
+    /** Gives the body's share of the bytes held back, once. */
+    void release() {
+      pool.releaseBodyBytes(held);
+      held = 0;
+      bytes = null;
+    }
   }
 
   /** A body that does not arrive in time (a stalled or trickling upload) loses its connection. */
@@ -469,12 +561,11 @@ public final class McpEdgeFilter implements Filter {
    * While draining with hand-over: how this request is sent to another replica, or null for one
    * this server still answers (notifications, responses, requests outside a session's calls).
    */
-  private static Refusal handOver(HttpServletRequest request, JsonNode message) {
-    String method = message.path("method").asText(null);
-    if (method == null || !message.has("id")) {
+  private static Refusal handOver(HttpServletRequest request, McpEnvelope envelope) {
+    if (!envelope.hasId() || envelope.isResponse()) {
       return null;
     }
-    if (method.equals("initialize")) {
+    if (envelope.method().equals("initialize")) {
       return new Refusal(
           503,
           "Service Unavailable: this replica is shutting down; retry, and the Service routes"
@@ -485,66 +576,6 @@ public final class McpEdgeFilter implements Filter {
           404,
           "Not Found: this replica is shutting down and its sessions end with it;"
               + " initialize a new session");
-    }
-    return null;
-  }
-
-  /** What makes this message one the transport cannot answer properly, or null. */
-  static String envelopeProblem(JsonNode message) {
-    if (message.isArray()) {
-      return "Invalid Request: JSON-RPC batches are not supported; send one message per request";
-    }
-    if (!message.isObject()) {
-      return "Invalid Request: the body must be a JSON-RPC request, notification or response object";
-    }
-    if (!"2.0".equals(message.path("jsonrpc").asText(null))
-        || !message.get("jsonrpc").isTextual()) {
-      return "Invalid Request: \"jsonrpc\" must be \"2.0\"";
-    }
-    JsonNode id = message.get("id");
-    if (id != null && !(id.isTextual() || id.isIntegralNumber())) {
-      return "Invalid Request: \"id\" must be a string or an integer";
-    }
-    JsonNode method = message.get("method");
-    if (method == null) {
-      return message.has("result") || message.has("error")
-          ? null
-          : "Invalid Request: a message needs \"method\" (or \"result\" or \"error\")";
-    }
-    if (!method.isTextual()) {
-      return "Invalid Request: \"method\" must be a string";
-    }
-    JsonNode params = message.get("params");
-    if (params != null && !params.isObject()) {
-      return "Invalid params: \"params\" must be an object";
-    }
-    switch (method.asText()) {
-      case "initialize" -> {
-        if (params == null || !params.path("protocolVersion").isTextual()) {
-          return "Invalid params: initialize needs params with \"protocolVersion\"";
-        }
-      }
-      case "tools/call" -> {
-        if (params == null || !params.path("name").isTextual()) {
-          return "Invalid params: tools/call needs params with the tool's \"name\"";
-        }
-        JsonNode arguments = params.get("arguments");
-        if (arguments != null && !arguments.isObject()) {
-          return "Invalid params: tools/call \"arguments\" must be an object";
-        }
-      }
-      case "logging/setLevel" -> {
-        if (params == null || !LOG_LEVELS.contains(params.path("level").asText(""))) {
-          return "Invalid params: logging/setLevel needs \"level\", one of debug, info, notice,"
-              + " warning, error, critical, alert, emergency";
-        }
-      }
-      case "prompts/get" -> {
-        if (params == null || !params.path("name").isTextual()) {
-          return "Invalid params: prompts/get needs params with the prompt's \"name\"";
-        }
-      }
-      default -> {}
     }
     return null;
   }
@@ -568,7 +599,7 @@ public final class McpEdgeFilter implements Filter {
       case 405 -> "Method Not Allowed";
       case 406 ->
           "Not Acceptable: the Accept header must list application/json and text/event-stream";
-      case 413 -> TOO_LARGE;
+      case 413 -> "Payload Too Large";
       case 415 -> "Unsupported Media Type: Content-Type must be application/json";
       default -> status >= 500 ? "Internal error" : "Request refused (HTTP " + status + ")";
     };
@@ -596,24 +627,31 @@ public final class McpEdgeFilter implements Filter {
     response.getOutputStream().flush();
   }
 
+  /** A method name from the client, for a message: bounded and plain, or "(unusual)". */
   private static String safe(String method) {
-    return method.length() > 16 || !method.chars().allMatch(Character::isLetter)
+    return method.length() > 64
+            || !method.chars().allMatch(c -> Character.isLetter(c) || c == '/' || c == '_')
         ? "(unusual)"
         : method;
   }
 
-  /** The request with its body already read. */
+  /** The request with its body already read: the transport takes the bytes from the edge. */
   private static final class CachedBody extends HttpServletRequestWrapper {
-    private final byte[] body;
+    private final Body body;
 
-    CachedBody(HttpServletRequest request, byte[] body) {
+    CachedBody(HttpServletRequest request, Body body) {
       super(request);
       this.body = body;
     }
 
     @Override
     public ServletInputStream getInputStream() {
-      ByteArrayInputStream in = new ByteArrayInputStream(body);
+      int length = body.length();
+      byte[] bytes = body.take();
+      ByteArrayInputStream in =
+          bytes == null
+              ? new ByteArrayInputStream(new byte[0])
+              : new ByteArrayInputStream(bytes, 0, length);
       return new ServletInputStream() {
         @Override
         public boolean isFinished() {
@@ -650,8 +688,7 @@ public final class McpEdgeFilter implements Filter {
 
     @Override
     public BufferedReader getReader() {
-      return new BufferedReader(
-          new InputStreamReader(new ByteArrayInputStream(body), StandardCharsets.UTF_8));
+      return new BufferedReader(new InputStreamReader(getInputStream(), StandardCharsets.UTF_8));
     }
   }
 

@@ -2,7 +2,6 @@ package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.http.EdgeLimits;
-import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.http.SdkClientMistakes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
@@ -71,23 +70,29 @@ public final class AgentMcpServer implements AutoCloseable {
       PallasMetrics metrics,
       InFlight inFlight,
       List<String> allowedOrigins,
-      EdgeLimits limits) {
+      EdgeLimits limits,
+      long historyChars) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
-    // a history the model could read in full
+    // a history the model could read in full, within the agent's share of the heap
     this.conversations =
-        new Conversations(scope, card.capabilities().contextChars(), limits.sessionIdle());
+        new Conversations(
+            scope,
+            Math.min(card.capabilities().contextChars(), historyChars),
+            historyChars,
+            limits.sessionIdle(),
+            System::nanoTime);
     metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
     TurnHandler turns = new TurnHandler(card, loop, scope, conversations, metrics, inFlight);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
-    var json = new JacksonMcpJsonMapper(new ObjectMapper(McpEdgeFilter.jsonFactory()));
+    var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
     SdkClientMistakes.install(); // the SDK's ERROR for a response nobody awaits
     this.transport =
         HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(json)
             .mcpEndpoint("/mcp")
-            .maxRequestSize((int) HttpHost.MAX_BODY_BYTES)
+            .maxRequestSize((int) limits.maxBodyBytes())
             .keepAliveInterval(Duration.ofSeconds(30))
             .securityValidator(originValidator(allowedOrigins))
             .contextExtractor(request -> {
@@ -212,7 +217,11 @@ public final class AgentMcpServer implements AutoCloseable {
         sessions.seen(session);
         transport.service(req, res);
         // a call's response stream has ended by now; an initialize has named its new session
-        sessions.seen(session == null ? response.getHeader(HttpHeaders.MCP_SESSION_ID) : session);
+        if (session == null) {
+          sessions.started(response.getHeader(HttpHeaders.MCP_SESSION_ID), req.getRemoteAddr());
+        } else {
+          sessions.seen(session);
+        }
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
           conversations.forget(session);
         }

@@ -14,12 +14,10 @@ import java.util.function.LongSupplier;
  * connection scope, none kept for request. Memory is bounded (docs/runtime.md, "Conversations and
  * concurrency"): each history by its budget, a session's history is forgotten when the session is
  * deleted, closed or has been idle for the idle timeout, and the least recently used sessions go
- * first past {@link #MAX_TOTAL_CHARS} for the agent (the number of sessions is capped at the edge:
- * {@link McpSessions}).
+ * first past the agent's share of the process's history limit (docs/runtime.md, "Memory"; the
+ * number of sessions is capped at the edge: {@link McpSessions}).
  */
 final class Conversations {
-  static final long MAX_TOTAL_CHARS = 64L << 20;
-
   private static final class Entry {
     final Conversation conversation;
     long lastUsed;
@@ -41,11 +39,8 @@ final class Conversations {
 
   /**
    * @param budgetChars the most one history holds (from the model's context window)
+   * @param maxTotalChars the most every history of the agent holds together
    */
-  Conversations(InstanceScope scope, long budgetChars, Duration idleExpiry) {
-    this(scope, budgetChars, MAX_TOTAL_CHARS, idleExpiry, System::nanoTime);
-  }
-
   Conversations(
       InstanceScope scope,
       long budgetChars,

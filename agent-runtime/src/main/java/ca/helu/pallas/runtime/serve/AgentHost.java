@@ -1,8 +1,8 @@
 package ca.helu.pallas.runtime.serve;
 
-import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
+import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
@@ -44,7 +44,7 @@ public final class AgentHost implements AutoCloseable {
       PallasMetrics metrics,
       AutoCloseable resources,
       Duration bodyTimeout,
-      EdgeLimits limits,
+      RequestPool pool,
       boolean handOverSessions,
       Integer probePort) {
     this.agent = agent;
@@ -58,7 +58,7 @@ public final class AgentHost implements AutoCloseable {
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
             .drain(new McpEdgeFilter.Drain(inFlight::draining, handOverSessions))
-            .limits(limits, mcp.sessions())
+            .limits(pool, mcp.sessions())
             .servlet("/mcp", mcp.servlet())
             // a scrape during a flood shows it (pallas_http_connections at the cap)
             .health("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))

@@ -6,6 +6,7 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
+import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.mcp.AgentCard;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
@@ -33,6 +34,8 @@ public final class Fleet implements AutoCloseable {
   private final ServeOptions options;
   private final PallasMetrics metrics;
   private final AgentPartsFactory partsFactory;
+  // the requests and body bytes of every agent here come out of one heap: one pool for all
+  private final RequestPool pool;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
   private RegistryServer registry;
 
@@ -45,6 +48,12 @@ public final class Fleet implements AutoCloseable {
     this.options = options;
     this.metrics = metrics;
     this.partsFactory = partsFactory;
+    this.pool = new RequestPool(options.limits());
+  }
+
+  /** The agents this process serves: one with --agent, else every agent of the deployment. */
+  private int agentsServed() {
+    return options.onlyAgent() != null ? 1 : spec().effectiveAgents().size();
   }
 
   private PallasDeploymentSpec spec() {
@@ -140,7 +149,8 @@ public final class Fleet implements AutoCloseable {
               metrics,
               inFlight,
               options.allowedOrigins(),
-              options.limits());
+              options.limits(),
+              options.limits().maxHistoryChars() / agentsServed());
       AgentHost host =
           new AgentHost(
               agent.name(),
@@ -151,7 +161,7 @@ public final class Fleet implements AutoCloseable {
               metrics,
               parts,
               options.bodyTimeout(),
-              options.limits(),
+              pool,
               options.cluster(),
               options.probePort());
       listen(agent.name(), port, host);

@@ -61,6 +61,8 @@ class MainTest {
                     "8",
                     "--max-concurrent-requests",
                     "9",
+                    "--max-body-size",
+                    "20",
                     "--max-body-bytes-held",
                     "100",
                     "--max-connections=64",
@@ -87,6 +89,7 @@ class MainTest {
         .containsExactly(5, 6, 7, 9, 64, 8086);
     assertThat(serve.sessionIdleSeconds).isEqualTo(8);
     assertThat(serve.maxBodyMibHeld).isEqualTo(100);
+    assertThat(serve.maxBodyMib).isEqualTo(20);
     assertThat(serve.allowedOrigins).containsExactly("https://a.example", "https://b.example");
 
     RegistryCommand registry = new RegistryCommand();
@@ -113,6 +116,10 @@ class MainTest {
     assertThat(serve.allowedOrigins).isEmpty();
     assertThat(List.of(serve.drainSeconds, serve.bodyTimeoutSeconds, serve.maxConnections))
         .containsExactly(30, 30, 4096);
+    // derived from the heap unless given (docs/runtime.md, "Memory")
+    assertThat(serve.maxConcurrentRequests).isNull();
+    assertThat(serve.maxBodyMib).isNull();
+    assertThat(serve.maxBodyMibHeld).isNull();
   }
 
   @Test

@@ -23,11 +23,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,14 +62,20 @@ class EdgeLimitsIT {
           + "\"params\":{\"name\":\"get_health\",\"arguments\":{}}}";
 
   private static EdgeLimits limits(int sessions, Duration idle, int requests, long bodyBytesHeld) {
-    return new EdgeLimits(sessions, idle, requests, bodyBytesHeld, 4096);
+    return new EdgeLimits(sessions, idle, requests, 80L << 20, bodyBytesHeld, 4096, 64L << 20);
   }
 
   /** The default limits but {@code max} connections. */
   private static EdgeLimits connections(int max) {
     EdgeLimits d = EdgeLimits.DEFAULT;
     return new EdgeLimits(
-        d.maxSessions(), d.sessionIdle(), d.maxConcurrentRequests(), d.maxBodyBytesHeld(), max);
+        d.maxSessions(),
+        d.sessionIdle(),
+        d.maxConcurrentRequests(),
+        d.maxBodyBytes(),
+        d.maxBodyBytesHeld(),
+        max,
+        d.maxHistoryChars());
   }
 
   @Test
@@ -158,33 +166,100 @@ class EdgeLimitsIT {
     }
   }
 
+  /**
+   * At the session cap a new session takes the place of the least recently used idle one (issue 16
+   * §4: a flood of initialize locked every new client out for the 30 minutes of the idle timeout);
+   * a session with a call in progress is kept, and only while every session is busy is an
+   * initialize refused.
+   */
   @Test
-  void aSessionPastTheCapIsRefusedUntilOneEnds() throws Exception {
+  void atTheSessionCapTheOldestIdleSessionMakesRoom() throws Exception {
     EdgeLimits three = limits(3, Duration.ofMinutes(30), 512, 128L << 20);
     try (RunningFleet fleet =
-        RunningFleet.start(MANIFEST.formatted("passthrough"), o -> o.withLimits(three))) {
-      List<McpSyncClient> clients = new ArrayList<>();
+        RunningFleet.start(MANIFEST.formatted("slow"), o -> o.withLimits(three))) {
+      String url = fleet.mcpUrl("a");
+      List<RawMcp> first = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
-        clients.add(McpClients.connect(fleet.mcpUrl("a")));
+        first.add(RawMcp.open(url, null));
       }
-      HttpResponse<String> refused = post(fleet.mcpUrl("a"), INITIALIZE);
+      // every session with a call in progress: no room, and nothing closed for it
+      List<Iterator<String>> calls = new ArrayList<>();
+      for (RawMcp session : first) {
+        calls.add(callInProgress(url, session.session()));
+      }
+      HttpResponse<String> refused = post(url, INITIALIZE);
       assertThat(refused.statusCode()).isEqualTo(503);
       assertThat(refused.headers().firstValue("retry-after")).isPresent();
       JsonNode error = JSON.readTree(refused.body());
       assertThat(error.get("id").asInt()).isZero();
-      assertThat(error.at("/error/message").asText()).contains("maximum of 3 sessions");
-      assertThatThrownBy(() -> McpClients.connect(fleet.mcpUrl("a")))
-          .hasStackTraceContaining("503");
-      assertThat(gauge(fleet, "pallas_mcp_sessions")).isEqualTo(3);
+      assertThat(error.at("/error/message").asText())
+          .contains("maximum of 3 sessions, each of them busy");
+      for (Iterator<String> call : calls) {
+        assertThat(answerOf(call)).contains("\"isError\":false");
+      }
 
-      clients.remove(0).closeGracefully(); // DELETE: room for one more
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .untilAsserted(() -> assertThat(gauge(fleet, "pallas_mcp_sessions")).isEqualTo(2));
-      clients.add(McpClients.connect(fleet.mcpUrl("a")));
-      assertThat(McpClients.send(clients.get(2), "send_message", "in").isError()).isFalse();
-      clients.forEach(McpSyncClient::closeGracefully);
+      // idle now: a new session takes the place of one of them (the least recently used, which
+      // McpSessionsTest shows), and only one
+      RawMcp next = RawMcp.open(url, null);
+      List<Integer> statuses = new ArrayList<>();
+      for (RawMcp session : first) {
+        statuses.add(status(session));
+      }
+      assertThat(statuses).containsExactlyInAnyOrder(404, 200, 200);
+
+      // a flood of initialize: every one admitted, each taking the place of an idle session
+      List<RawMcp> flood = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        flood.add(RawMcp.open(url, null));
+      }
+      assertThat(gauge(fleet, "pallas_mcp_sessions")).isEqualTo(3);
+      assertThat(status(next)).isEqualTo(404);
+      assertThat(status(flood.get(29))).isEqualTo(200);
     }
+  }
+
+  /** A ping's status on this session: 200 while it is open, 404 once it is closed. */
+  private static int status(RawMcp session) throws Exception {
+    return session.post("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}").statusCode();
+  }
+
+  /**
+   * A send_message on {@code session} whose turn has begun: its first progress notification has
+   * arrived. The rest of its event stream follows.
+   */
+  private static Iterator<String> callInProgress(String url, String session) throws Exception {
+    HttpResponse<Stream<String>> r =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("Mcp-Session-Id", session)
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                            + "\"name\":\"send_message\",\"arguments\":{\"message\":\"wait\"},"
+                            + "\"_meta\":{\"progressToken\":\"p\"}}}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofLines());
+    assertThat(r.statusCode()).isEqualTo(200);
+    Iterator<String> lines = r.body().iterator();
+    String line;
+    do {
+      line = lines.next();
+    } while (!line.startsWith("data:"));
+    assertThat(line).contains("notifications/progress");
+    return lines;
+  }
+
+  /** The data of the event that answers the call, read from the rest of its stream. */
+  private static String answerOf(Iterator<String> lines) {
+    while (lines.hasNext()) {
+      String line = lines.next();
+      if (line.startsWith("data:") && line.contains("\"result\"")) {
+        return line;
+      }
+    }
+    return "";
   }
 
   @Test

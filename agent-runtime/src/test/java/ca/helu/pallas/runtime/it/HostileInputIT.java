@@ -288,7 +288,79 @@ class HostileInputIT {
             404,
             -32600,
             20),
-        new Case("DELETE without a session", "DELETE", Map.of(), null, 400, -32600, null));
+        new Case("DELETE without a session", "DELETE", Map.of(), null, 400, -32600, null),
+        // params of the wrong type anywhere in them (issue 16 §4): the SDK answered none of these
+        wrongType(
+            "tools/call _meta a string",
+            "tools/call",
+            "{\"name\":\"get_health\",\"arguments\":{},\"_meta\":\"x\"}",
+            21),
+        wrongType(
+            "send_message _meta a number",
+            "tools/call",
+            "{\"name\":\"send_message\",\"arguments\":{\"message\":\"hi\"},\"_meta\":7}",
+            22),
+        wrongType("tools/list _meta an array", "tools/list", "{\"_meta\":[]}", 23),
+        wrongType("tools/list cursor an object", "tools/list", "{\"cursor\":{}}", 24),
+        wrongType("prompts/list _meta a boolean", "prompts/list", "{\"_meta\":true}", 25),
+        wrongType(
+            "prompts/get arguments a string",
+            "prompts/get",
+            "{\"name\":\"a_history\",\"arguments\":\"x\"}",
+            26),
+        wrongType(
+            "prompts/get arguments an array",
+            "prompts/get",
+            "{\"name\":\"a_history\",\"arguments\":[1]}",
+            27),
+        wrongType("prompts/get name an object", "prompts/get", "{\"name\":{}}", 28),
+        new Case(
+            "initialize capabilities a string",
+            "POST",
+            json,
+            "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":\"all\","
+                + "\"clientInfo\":{\"name\":\"x\",\"version\":\"1\"}}}",
+            400,
+            -32602,
+            30),
+        new Case(
+            "initialize clientInfo a number",
+            "POST",
+            json,
+            "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":5}}",
+            400,
+            -32602,
+            31),
+        new Case(
+            "initialize _meta a string",
+            "POST",
+            json,
+            "{\"jsonrpc\":\"2.0\",\"id\":32,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                + "\"clientInfo\":{\"name\":\"x\",\"version\":\"1\"},\"_meta\":\"m\"}}",
+            400,
+            -32602,
+            32));
+  }
+
+  /** A request on the test's session whose params hold a field of the wrong type. */
+  private static Case wrongType(String name, String method, String params, int id) {
+    return new Case(
+        name,
+        "POST",
+        Map.of("Content-Type", "application/json", "Accept", ACCEPT, "Mcp-Session-Id", "SESSION"),
+        "{\"jsonrpc\":\"2.0\",\"id\":"
+            + id
+            + ",\"method\":\""
+            + method
+            + "\",\"params\":"
+            + params
+            + "}",
+        400,
+        -32602,
+        id);
   }
 
   @ParameterizedTest
@@ -488,6 +560,103 @@ class HostileInputIT {
   }
 
   @Test
+  void aParamOfTheWrongTypeIsNamedInTheAnswer() throws Exception {
+    HttpResponse<String> r =
+        HTTP.send(
+            postInSession(
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/get\","
+                    + "\"params\":{\"name\":\"a_history\",\"arguments\":\"x\"}}"),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(JSON.readTree(r.body()).at("/error/message").asText())
+        .isEqualTo("Invalid params: prompts/get params.arguments must be an object");
+  }
+
+  /**
+   * Client notifications the agent does not act on are accepted (202, no body) on a session that
+   * exists, whatever they hold (issue 16 §4): notifications/roots/list_changed made the SDK ask the
+   * client for its roots and answer 500, and an unknown one was logged whole at WARN.
+   */
+  @Test
+  void clientNotificationsAreAcceptedAndNothingOfThemIsLogged() throws Exception {
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    log.start();
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.addAppender(log);
+    String big = "n".repeat(2 << 20);
+    try {
+      for (String notification :
+          List.of(
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}",
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                  + "\"params\":{\"progressToken\":1,\"progress\":1}}",
+              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/no_such_thing\"}",
+              "{\"jsonrpc\":\"2.0\",\"method\":\"x/y\",\"params\":{\"big\":\"" + big + "\"}}")) {
+        HttpResponse<String> r =
+            HTTP.send(postInSession(notification), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+        assertThat(r.body()).isEmpty();
+      }
+    } finally {
+      root.detachAppender(log);
+    }
+    assertThat(log.list)
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .allSatisfy(line -> assertThat(line).hasSizeLessThan(4096).doesNotContain("nnnnnnnn"));
+    assertThat(log.list).noneMatch(e -> e.getLevel().isGreaterOrEqual(Level.WARN));
+
+    // on no session or an unknown one, the same refusals as a request's
+    String roots = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/roots/list_changed\"}";
+    HttpResponse<String> unknown =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
+                .header("Content-Type", "application/json")
+                .header("Accept", ACCEPT)
+                .header("Mcp-Session-Id", "nope")
+                .POST(HttpRequest.BodyPublishers.ofString(roots))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(JSON.readTree(unknown.body()).at("/error/message").asText())
+        .contains("no such session");
+  }
+
+  /**
+   * A bearer token travels byte for byte or not at all (issue 16 §5): bytes outside RFC 6750's
+   * token characters became '?' on the way downstream, so two tokens became one. They are refused.
+   */
+  @Test
+  void aBearerWithBytesATokenCannotHoldIsRefused() throws Exception {
+    for (byte[] token :
+        List.of(
+            "t\u00e9".getBytes(StandardCharsets.ISO_8859_1),
+            "t\u00e9".getBytes(StandardCharsets.UTF_8),
+            "a b".getBytes(StandardCharsets.US_ASCII))) {
+      String ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}";
+      byte[] head =
+          ("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: "
+                  + ACCEPT
+                  + "\r\nMcp-Session-Id: "
+                  + session
+                  + "\r\nContent-Length: "
+                  + ping.length()
+                  + "\r\nConnection: close\r\nAuthorization: Bearer ")
+              .getBytes(StandardCharsets.US_ASCII);
+      byte[] tail = ("\r\n\r\n" + ping).getBytes(StandardCharsets.US_ASCII);
+      byte[] request = new byte[head.length + token.length + tail.length];
+      System.arraycopy(head, 0, request, 0, head.length);
+      System.arraycopy(token, 0, request, head.length, token.length);
+      System.arraycopy(tail, 0, request, head.length + token.length, tail.length);
+      String answer = raw(request);
+      assertThat(answer)
+          .startsWith("HTTP/1.1 400")
+          .contains("\"code\":-32600", "bearer token", "RFC 6750")
+          .doesNotContain("t\u00e9");
+    }
+    // a token of RFC 6750's characters passes
+    assertThat(RawMcp.open(fleet.mcpUrl("a"), "Zm9v-._~+/bar==").session()).isNotBlank();
+  }
+
+  @Test
   void traceEchoesNothingAnywhere() throws Exception {
     for (String path : List.of("/mcp", "/anything", "/metrics")) {
       String answer =
@@ -565,9 +734,13 @@ class HostileInputIT {
   }
 
   private static String raw(String request) throws Exception {
+    return raw(request.getBytes(StandardCharsets.US_ASCII));
+  }
+
+  private static String raw(byte[] request) throws Exception {
     try (Socket socket = new Socket("127.0.0.1", fleet.port("a"))) {
       OutputStream out = socket.getOutputStream();
-      out.write(request.getBytes(StandardCharsets.US_ASCII));
+      out.write(request);
       out.flush();
       InputStream in = socket.getInputStream();
       return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
