@@ -29,9 +29,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -280,8 +284,61 @@ class RealClusterIT {
    * "Connections"): the pod stays ready, without a restart, for more than three liveness periods.
    * In the connections kept for health, get_health still answers while a call is refused.
    */
+  /**
+   * An agent pod's limits come from its memory limit (issue 16 §1; docs/runtime.md, "Memory"): a
+   * body of 45 MiB, which ended such a pod when the limit was a fixed 80 MiB, is refused by name,
+   * and bodies at the limit, four at once, are answered or refused for the bytes held while the pod
+   * runs on without a restart in its real 512Mi cgroup.
+   */
   @Test
   @Order(4)
+  void bodiesAtTheLimitDoNotRestartAnAgentPod() throws Exception {
+    String podIp = helperPodIp();
+    RawMcp session = RawMcp.open("http://" + podIp + ":24201/mcp", null);
+    String before = helperReadyAndRestarts();
+    String refused;
+    try (Socket socket = new Socket(podIp, 24201)) {
+      socket.setSoTimeout(30_000);
+      socket
+          .getOutputStream()
+          .write(
+              RawMcp.postHead(
+                      "Mcp-Session-Id: "
+                          + session.session()
+                          + "\r\nContent-Length: "
+                          + (45 << 20)
+                          + "\r\nConnection: close")
+                  .getBytes(StandardCharsets.US_ASCII));
+      refused = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+    Matcher limit = Pattern.compile("at most ([0-9.]+) MiB").matcher(refused);
+    assertThat(refused).startsWith("HTTP/1.1 413");
+    assertThat(limit.find()).as(refused).isTrue();
+    int largest = (int) (Double.parseDouble(limit.group(1)) * (1 << 20)) - 1024;
+    System.out.printf("agent pod: bodies of at most %s MiB%n", limit.group(1));
+    String padded = "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}";
+    String body = padded + " ".repeat(largest - padded.length());
+    List<CompletableFuture<Integer>> posts = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      posts.add(
+          CompletableFuture.supplyAsync(() -> {
+            try {
+              return session.post(body).statusCode();
+            } catch (Exception refusedWhileSending) {
+              return 503; // answered and closed before the client sent its body
+            }
+          }));
+    }
+    List<Integer> statuses = new ArrayList<>();
+    for (CompletableFuture<Integer> post : posts) {
+      statuses.add(post.get(3, TimeUnit.MINUTES));
+    }
+    assertThat(statuses).contains(200).allMatch(s -> s == 200 || s == 503);
+    assertThat(helperReadyAndRestarts()).isEqualTo(before);
+  }
+
+  @Test
+  @Order(5)
   void aFloodOfConnectionsFailsNoProbe() throws Exception {
     String podIp = helperPodIp();
     String url = "http://" + podIp + ":24201/mcp";
@@ -338,7 +395,7 @@ class RealClusterIT {
 
   /** Deleting the PallasDeployment removes every object it owned (the real garbage collector). */
   @Test
-  @Order(5)
+  @Order(6)
   void deletingTheDeploymentRemovesEverythingItOwned() throws Exception {
     String owned =
         "deployments,replicasets,pods,services,configmaps,secrets,serviceaccounts,roles,rolebindings";
@@ -361,7 +418,7 @@ class RealClusterIT {
    * Secret rolls that agent and not the other, and the provider sees the new key afterwards.
    */
   @Test
-  @Order(6)
+  @Order(7)
   void aRotatedProviderKeyRollsExactlyTheAgentsThatUseIt() throws Exception {
     try (FakeLlmServer llm = FakeLlmServer.openAiOn(NodeCluster.NODE_IP, "fake-model")) {
       cluster.restrictedNamespace("provider");
@@ -459,7 +516,7 @@ class RealClusterIT {
 
   /** A 10-agent deployment on the one node: applied to Ready=True, measured. */
   @Test
-  @Order(7)
+  @Order(8)
   void tenAgentsBecomeReady() throws Exception {
     cluster.restrictedNamespace("ten");
     StringBuilder agents = new StringBuilder();
