@@ -69,9 +69,7 @@ public final class McpEdgeFilter implements Filter {
   /** RFC 6750's b64token: what a bearer token may hold, so it travels byte for byte. */
   private static final Pattern BEARER_TOKEN = Pattern.compile("[A-Za-z0-9._~+/-]+=*");
 
-  static final int PARSE_ERROR = McpEnvelope.PARSE_ERROR;
   static final int INVALID_REQUEST = McpEnvelope.INVALID_REQUEST;
-  static final int INVALID_PARAMS = McpEnvelope.INVALID_PARAMS;
   static final int INTERNAL_ERROR = -32603;
 
   private static final ScheduledExecutorService DEADLINES =
