@@ -33,9 +33,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
@@ -72,9 +71,19 @@ public final class McpEdgeFilter implements Filter {
   static final int INVALID_REQUEST = McpEnvelope.INVALID_REQUEST;
   static final int INTERNAL_ERROR = -32603;
 
-  private static final ScheduledExecutorService DEADLINES =
-      Executors.newSingleThreadScheduledExecutor(
-          Thread.ofPlatform().daemon().name("pallas-body-deadline").factory());
+  private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
+
+  /**
+   * One thread closing the connections whose body is late; a deadline met is removed at once, not
+   * kept (with its exchange) until its time would have come.
+   */
+  private static ScheduledThreadPoolExecutor deadlines() {
+    ScheduledThreadPoolExecutor deadlines =
+        new ScheduledThreadPoolExecutor(
+            1, Thread.ofPlatform().daemon().name("pallas-body-deadline").factory());
+    deadlines.setRemoveOnCancelPolicy(true);
+    return deadlines;
+  }
 
   /** JSON-RPC's implementation-defined server error: this server is shutting down. */
   static final int SHUTTING_DOWN = -32000;
@@ -474,7 +483,9 @@ public final class McpEdgeFilter implements Filter {
         length = request.getInputStream().readNBytes(into, 0, into.length);
         bytes = into;
         return true;
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
+        // a connection gone mid-body; Undertow's stream throws NullPointerException, not an
+        // IOException, when the body deadline closes the connection under a read
         LOG.debug("request body not read: {}", e.toString());
         return false;
       } finally {
@@ -504,7 +515,9 @@ public final class McpEdgeFilter implements Filter {
           held += n;
           body.write(piece, 0, n);
         }
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
+        // a connection gone mid-body; Undertow's stream throws NullPointerException, not an
+        // IOException, when the body deadline closes the connection under a read
         LOG.debug("request body not read: {}", e.toString());
         return false;
       } finally {

@@ -60,6 +60,8 @@ class HostileInputIT {
               modelCapabilities: {vision: true}
               agents: [{name: a, port: ${port:a}}]
             """);
+    errors.start();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(errors);
     session = RawMcp.open(fleet.mcpUrl("a"), null).session();
     RawMcp deleted = RawMcp.open(fleet.mcpUrl("a"), null);
     deletedSession = deleted.session();
@@ -69,9 +71,21 @@ class HostileInputIT {
   /** A session that existed and was deleted by its client. */
   private static String deletedSession;
 
+  /** Every line logged while this class's hostile requests were answered. */
+  private static final ListAppender<ILoggingEvent> errors = new ListAppender<>();
+
+  /**
+   * A client's mistakes are logged at DEBUG or INFO, never as errors (issue 16 §4): none of the
+   * requests above, nor their answers, made an ERROR line.
+   */
   @AfterAll
   static void stop() {
     fleet.close();
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(errors);
+    assertThat(errors.list)
+        .filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.ERROR))
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .isEmpty();
   }
 
   record Case(
