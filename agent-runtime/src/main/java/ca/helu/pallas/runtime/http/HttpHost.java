@@ -185,6 +185,7 @@ public final class HttpHost implements AutoCloseable {
     private EdgeLimits limits = EdgeLimits.DEFAULT;
     private McpEdgeFilter.Sessions sessions = McpEdgeFilter.Sessions.UNBOUNDED;
     private ConnectionCap connections = ConnectionCap.NONE;
+    private CallCancels calls = CallCancels.NONE;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -226,6 +227,12 @@ public final class HttpHost implements AutoCloseable {
       this.limits = limits;
       this.sessions = sessions;
       this.connections = new ConnectionCap(limits.maxConnections(), limits.connectionReserve());
+      return this;
+    }
+
+    /** The servlet's calls in flight, which notifications/cancelled stops at the edge. */
+    public Builder calls(CallCancels calls) {
+      this.calls = calls;
       return this;
     }
 
@@ -274,7 +281,7 @@ public final class HttpHost implements AutoCloseable {
                             McpEdgeFilter.class,
                             new ImmediateInstanceFactory<>(
                                 new McpEdgeFilter(
-                                    bodyTimeout, drain, limits, sessions, connections)))
+                                    bodyTimeout, drain, limits, sessions, connections, calls)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by

@@ -133,6 +133,7 @@ public final class McpEdgeFilter implements Filter {
   private final EdgeLimits limits;
   private final Sessions sessions;
   private final ConnectionCap connections;
+  private final CallCancels calls;
   private final Semaphore requests;
   private final Semaphore bodyBytes;
 
@@ -142,18 +143,21 @@ public final class McpEdgeFilter implements Filter {
    * @param limits what the endpoint holds at once
    * @param sessions the sessions counted against {@code limits.maxSessions()}
    * @param connections the listener's connections: in its reserve only health requests pass
+   * @param calls the calls in flight that notifications/cancelled stops
    */
   McpEdgeFilter(
       Duration bodyTimeout,
       Drain drain,
       EdgeLimits limits,
       Sessions sessions,
-      ConnectionCap connections) {
+      ConnectionCap connections,
+      CallCancels calls) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
     this.limits = limits;
     this.sessions = sessions;
     this.connections = connections;
+    this.calls = calls;
     this.requests = new Semaphore(limits.maxConcurrentRequests());
     this.bodyBytes = new Semaphore((int) limits.maxBodyBytesHeld());
   }
@@ -294,6 +298,9 @@ public final class McpEdgeFilter implements Filter {
       }
       refuse(response, handOver.status(), id, SHUTTING_DOWN, handOver.message());
       return;
+    }
+    if (CancelNotifications.answered(calls, request, response, message)) {
+      return; // docs/runtime.md, "Deadlines and cancellation"
     }
     String rpcMethod = message.path("method").asText("");
     if (healthOnly && !answeredWhenBusy(rpcMethod, message)) {

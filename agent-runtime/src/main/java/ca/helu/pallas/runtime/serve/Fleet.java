@@ -140,7 +140,8 @@ public final class Fleet implements AutoCloseable {
               metrics,
               inFlight,
               options.allowedOrigins(),
-              options.limits());
+              options.limits(),
+              options.turns());
       AgentHost host =
           new AgentHost(
               agent.name(),
