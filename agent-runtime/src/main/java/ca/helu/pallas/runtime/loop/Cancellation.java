@@ -3,9 +3,9 @@ package ca.helu.pallas.runtime.loop;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -27,11 +27,18 @@ public final class Cancellation {
 
   /**
    * Fires deadlines; the stop itself runs on a virtual thread, as its actions may write to a slow
-   * client.
+   * client. A deadline cancelled (its turn ended) leaves the queue at once, instead of holding its
+   * call until the time it would have fired.
    */
-  private static final ScheduledExecutorService DEADLINES =
-      Executors.newSingleThreadScheduledExecutor(
-          Thread.ofPlatform().daemon().name("pallas-turn-deadline").factory());
+  private static final ScheduledExecutorService DEADLINES = deadlineTimer();
+
+  private static ScheduledExecutorService deadlineTimer() {
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1, Thread.ofPlatform().daemon().name("pallas-turn-deadline").factory());
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
 
   /** Why a call stopped. */
   public enum Reason {

@@ -6,9 +6,9 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Writer;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -20,10 +20,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * between two of the SDK's events (all it has written is flushed), so it never splits one.
  */
 final class CallStream extends HttpServletResponseWrapper implements AutoCloseable {
-  /** Times the heartbeats; each is written on a virtual thread, as a write may block. */
-  private static final ScheduledExecutorService BEATS =
-      Executors.newSingleThreadScheduledExecutor(
-          Thread.ofPlatform().daemon().name("pallas-call-heartbeat").factory());
+  /**
+   * Times the heartbeats; each is written on a virtual thread, as a write may block. A cancelled
+   * heartbeat leaves the queue at once: it holds its response until then.
+   */
+  private static final ScheduledExecutorService BEATS = timer("pallas-call-heartbeat");
+
+  private static ScheduledExecutorService timer(String name) {
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().daemon().name(name).factory());
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
 
   private final Runnable gone;
   private final AtomicBoolean beating = new AtomicBoolean();

@@ -38,6 +38,8 @@ class TurnDeadlineIT {
   private static RunningFleet shortTurn;
   private static RunningFleet shortRequest;
 
+  private static FakeLlmServer claude;
+
   private static String manifest(String agent, FakeLlmServer llm) {
     return """
     apiVersion: pallas.helu.ca/v1alpha1
@@ -47,6 +49,7 @@ class TurnDeadlineIT {
       registry: {port: ${port:registry}}
       providers:
         openai: {baseUrl: "%s"}
+        anthropic: {baseUrl: "%s", apiKey: {value: sk-ant-test}}
       mcpServers: [{name: tools, url: "%s"}]
       agents:
         - name: %s
@@ -54,8 +57,12 @@ class TurnDeadlineIT {
           model: openai.m
           servers: [tools]
           instanceScope: request
+        - name: %s_claude
+          port: ${port:claude}
+          model: anthropic.c
+          instanceScope: request
     """
-        .formatted(llm.baseUrl(), tools.url(), agent);
+        .formatted(llm.baseUrl(), claude.baseUrl(), tools.url(), agent, agent);
   }
 
   private static DefaultAgentParts.Timings timings(Duration llmTimeout) {
@@ -71,6 +78,7 @@ class TurnDeadlineIT {
   @BeforeAll
   static void start() throws Exception {
     tools = TestMcpServer.start();
+    claude = FakeLlmServer.anthropic("c");
     shortTurnLlm = FakeLlmServer.openAi("m");
     shortRequestLlm = FakeLlmServer.openAi("m");
     shortTurn =
@@ -94,12 +102,14 @@ class TurnDeadlineIT {
     shortTurnLlm.close();
     shortRequestLlm.close();
     tools.close();
+    claude.close();
   }
 
   @BeforeEach
   void clear() {
     shortTurnLlm.reset();
     shortRequestLlm.reset();
+    claude.reset();
   }
 
   /** The call's answer and how long it took. */
@@ -139,6 +149,21 @@ class TurnDeadlineIT {
     await()
         .atMost(Duration.ofSeconds(10))
         .until(() -> shortTurnLlm.chatRequests().get(0).abandoned().isDone());
+  }
+
+  @Test
+  void anAnthropicModelThatStallsEndsAtTheTurnsDeadlineToo() {
+    claude.otherwise(FakeLlmServer::stallAfterHeaders);
+    Timed call = call(shortTurn, "brief_claude");
+    assertThat(call.result().isError()).as(text(call.result())).isTrue();
+    assertThat(text(call.result()))
+        .isEqualTo(
+            "agent 'brief_claude' did not finish within the turn's deadline of 4 s: it was"
+                + " waiting for the model anthropic.c");
+    assertThat(call.took()).isBetween(Duration.ofMillis(3900), Duration.ofSeconds(15));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> claude.chatRequests().get(0).abandoned().isDone());
   }
 
   @Test
