@@ -4,6 +4,8 @@ import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.http.EdgeLimits;
+import ca.helu.pallas.runtime.llm.Retry;
+import ca.helu.pallas.runtime.mcp.TurnLimits;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
@@ -27,6 +29,8 @@ final class ServeCommand implements Command {
   boolean cluster;
   int drainSeconds = 30;
   int bodyTimeoutSeconds = 30;
+  int turnTimeoutSeconds = (int) TurnLimits.DEFAULT.deadline().toSeconds();
+  int llmTimeoutSeconds = (int) Retry.DEFAULT.timeout().toSeconds();
   int maxSessions = EdgeLimits.DEFAULT.maxSessions();
   long sessionIdleSeconds = EdgeLimits.DEFAULT.sessionIdle().toSeconds();
   // null: derived from the heap (docs/runtime.md, "Memory")
@@ -61,6 +65,23 @@ final class ServeCommand implements Command {
                 + bodyTimeoutSeconds
                 + ")",
             v -> bodyTimeoutSeconds = CommandOptions.intValue("--body-timeout", v))
+        .value(
+            "--turn-timeout",
+            "SECONDS",
+            "The most one send_message turn takes once it has its conversation: LLM requests,"
+                + " their retries and tool calls; past it the call gets an error naming the"
+                + " deadline (default: "
+                + turnTimeoutSeconds
+                + ")",
+            v -> turnTimeoutSeconds = CommandOptions.intValue("--turn-timeout", v))
+        .value(
+            "--llm-timeout",
+            "SECONDS",
+            "The most one LLM request takes, from sending it to the answer's last byte; then it"
+                + " is retried within the turn's deadline (default: "
+                + llmTimeoutSeconds
+                + ")",
+            v -> llmTimeoutSeconds = CommandOptions.intValue("--llm-timeout", v))
         .value(
             "--max-sessions",
             "N",
@@ -129,6 +150,11 @@ final class ServeCommand implements Command {
     ServeOptions options;
     try {
       deployment = common.read(env);
+      if (turnTimeoutSeconds < 1 || llmTimeoutSeconds < 1) {
+        throw new IllegalArgumentException(
+            (turnTimeoutSeconds < 1 ? "--turn-timeout" : "--llm-timeout")
+                + " must be at least 1 second");
+      }
       EdgeLimits derived = EdgeLimits.DEFAULT;
       long maxBody = maxBodyMib == null ? derived.maxBodyBytes() : maxBodyMib << 20;
       EdgeLimits limits =
@@ -153,7 +179,10 @@ final class ServeCommand implements Command {
               List.copyOf(allowedOrigins),
               Duration.ofSeconds(bodyTimeoutSeconds),
               limits,
-              probePort);
+              probePort,
+              new TurnLimits(
+                  Duration.ofSeconds(turnTimeoutSeconds), TurnLimits.DEFAULT.heartbeat()));
+
     } catch (InvalidDeploymentException | IllegalArgumentException e) {
       System.err.println(e.getMessage());
       return 2;
@@ -168,7 +197,12 @@ final class ServeCommand implements Command {
         limits.maxConcurrentRequests(),
         limits.maxHistoryChars());
     PallasMetrics metrics = new PallasMetrics();
-    DefaultAgentParts parts = new DefaultAgentParts(env, metrics);
+    DefaultAgentParts parts =
+        new DefaultAgentParts(
+            env,
+            metrics,
+            DefaultAgentParts.Timings.DEFAULT.withLlmTimeout(
+                Duration.ofSeconds(llmTimeoutSeconds)));
     Fleet fleet = new Fleet(deployment, options, metrics, parts);
     CountDownLatch stopped = new CountDownLatch(1);
     // registered before anything listens: a SIGTERM right after /readyz turns 200 still drains

@@ -18,6 +18,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -43,6 +44,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(McpToolServer.class);
   private static final String BEARER = "pallas.bearer";
+  private static final String SENT = "pallas.sent";
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
   private final String name;
@@ -55,6 +57,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Object listing = new Object();
   private final ConcurrentHashMap<String, Progress> relays = new ConcurrentHashMap<>();
   private McpAsyncClient client;
+  private HttpClientStreamableHttpTransport transport; // the client's; guarded by lock
   private volatile List<McpSchema.Tool> tools;
 
   /**
@@ -120,8 +123,12 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   @Override
   public ToolResult call(String tool, Map<String, Object> arguments, CallContext context) {
     McpAsyncClient c;
+    HttpClientStreamableHttpTransport via;
     try {
-      c = client();
+      synchronized (lock) {
+        c = client();
+        via = transport;
+      }
     } catch (RuntimeException e) {
       reset();
       return ToolResult.failed(describe(e));
@@ -136,12 +143,20 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       relays.put(relayToken, context.progress());
       request.progressToken(relayToken);
     }
-    Mono<McpSchema.CallToolResult> call = c.callTool(request.build());
+    // the request as sent, so that a call that stops can cancel it downstream (docs/runtime.md,
+    // "Deadlines and cancellation"): the SDK's client tells no request its JSON-RPC id
+    DownstreamCancel sent = new DownstreamCancel();
+    Map<String, Object> values = new HashMap<>(2);
+    values.put(SENT, sent);
     if (forwardBearer && context.bearer().isPresent()) {
-      McpTransportContext transport =
-          McpTransportContext.create(Map.of(BEARER, context.bearer().get()));
-      call = call.contextWrite(Context.of(McpTransportContext.KEY, transport));
+      values.put(BEARER, context.bearer().get());
     }
+    McpTransportContext transportContext = McpTransportContext.create(values);
+    Mono<McpSchema.CallToolResult> call =
+        c.callTool(request.build())
+            .contextWrite(Context.of(McpTransportContext.KEY, transportContext));
+    Runnable unregister =
+        context.cancellation().onStop(why -> sent.cancel(via, transportContext, why, name));
     try {
       McpSchema.CallToolResult result = call.timeout(timeout).block();
       if (result == null) {
@@ -152,11 +167,16 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
           ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
           : ToolResult.ok(text);
     } catch (RuntimeException e) {
+      if (context.cancellation().stopped()) {
+        // this call stopped, not the connection: the other calls on it go on
+        return ToolResult.failed("cancelled: " + context.cancellation().reason().words());
+      }
       if (!(e instanceof McpError)) {
         reset();
       }
       return ToolResult.failed(describe(e));
     } finally {
+      unregister.run();
       if (relayToken != null) {
         relays.remove(relayToken);
       }
@@ -200,6 +220,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     return String.join("\n", parts);
   }
 
+  /** The shared client, connected on first use (the caller holds {@code lock}). */
   private McpAsyncClient client() {
     synchronized (lock) {
       if (client != null) {
@@ -214,26 +235,30 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       }
       HttpRequest.Builder request = HttpRequest.newBuilder();
       headers.forEach(request::header);
-      HttpClientStreamableHttpTransport.Builder transport =
+      HttpClientStreamableHttpTransport.Builder transportBuilder =
           HttpClientStreamableHttpTransport.builder(base)
               .endpoint(endpoint)
               .connectTimeout(CONNECT_TIMEOUT)
-              .requestBuilder(request);
-      if (forwardBearer) {
-        transport.asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
-          // only on the tools/call POST itself: the SDK may (re)open its long-lived GET stream
-          // inside the context of whichever call triggered it, and a bearer there would outlive
-          // its call (docs/contract.md, "Bearer forwarding")
-          if (ctx.get(BEARER) instanceof String token
-              && "POST".equals(method)
-              && isToolCall(body)) {
-            builder.setHeader("Authorization", "Bearer " + token);
-          }
-          return Mono.just(builder);
-        });
-      }
+              .requestBuilder(request)
+              .asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
+                if ("POST".equals(method) && ctx.get(SENT) instanceof DownstreamCancel sent) {
+                  sent.posted(body);
+                }
+                // only on the call's own POSTs (tools/call, and its cancel): the SDK may
+                // (re)open its long-lived GET stream inside the context of whichever call
+                // triggered it, and a bearer there would outlive its call (docs/contract.md,
+                // "Bearer forwarding")
+                if (forwardBearer
+                    && ctx.get(BEARER) instanceof String token
+                    && "POST".equals(method)
+                    && isCallOwn(body)) {
+                  builder.setHeader("Authorization", "Bearer " + token);
+                }
+                return Mono.just(builder);
+              });
+      HttpClientStreamableHttpTransport freshTransport = transportBuilder.build();
       McpAsyncClient fresh =
-          McpClient.async(transport.build())
+          McpClient.async(freshTransport)
               .clientInfo(new McpSchema.Implementation("pallas", "1.0.0"))
               .requestTimeout(timeout)
               .initializationTimeout(timeout)
@@ -254,6 +279,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
         throw e;
       }
       client = fresh;
+      transport = freshTransport;
       LOG.debug("connected to {} at {}", name, url);
       return fresh;
     }
@@ -264,6 +290,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     synchronized (lock) {
       old = client;
       client = null;
+      transport = null;
       tools = null;
     }
     if (old != null) {
@@ -282,13 +309,23 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   /** Whether an outgoing JSON-RPC message is a tools/call request (parsed, not searched). */
   static boolean isToolCall(String body) {
+    return "tools/call".equals(methodOf(body));
+  }
+
+  /** A tools/call request, or the notification cancelling one. */
+  static boolean isCallOwn(String body) {
+    String method = methodOf(body);
+    return "tools/call".equals(method) || DownstreamCancel.METHOD.equals(method);
+  }
+
+  private static String methodOf(String body) {
     if (body == null) {
-      return false;
+      return null;
     }
     try {
-      return "tools/call".equals(MESSAGES.readTree(body).path("method").asText(null));
+      return MESSAGES.readTree(body).path("method").asText(null);
     } catch (IOException e) {
-      return false;
+      return null;
     }
   }
 }

@@ -178,6 +178,7 @@ public final class HttpHost implements AutoCloseable {
     private RequestPool pool;
     private McpEdgeFilter.Sessions sessions = McpEdgeFilter.Sessions.UNBOUNDED;
     private ConnectionCap connections = ConnectionCap.NONE;
+    private CallCancels calls = CallCancels.NONE;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -220,6 +221,12 @@ public final class HttpHost implements AutoCloseable {
       this.pool = pool;
       this.sessions = sessions;
       this.connections = new ConnectionCap(limits.maxConnections(), limits.connectionReserve());
+      return this;
+    }
+
+    /** The servlet's calls in flight, which notifications/cancelled stops at the edge. */
+    public Builder calls(CallCancels calls) {
+      this.calls = calls;
       return this;
     }
 
@@ -272,7 +279,8 @@ public final class HttpHost implements AutoCloseable {
                                     drain,
                                     pool == null ? new RequestPool(EdgeLimits.DEFAULT) : pool,
                                     sessions,
-                                    connections)))
+                                    connections,
+                                    calls)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by

@@ -147,6 +147,7 @@ public final class McpEdgeFilter implements Filter {
   private final EdgeLimits limits;
   private final Sessions sessions;
   private final ConnectionCap connections;
+  private final CallCancels calls;
   private final ObjectMapper json;
   private final String tooLarge;
 
@@ -156,19 +157,22 @@ public final class McpEdgeFilter implements Filter {
    * @param pool the requests and body bytes the process holds at once
    * @param sessions the sessions counted against {@code limits.maxSessions()}
    * @param connections the listener's connections: in its reserve only health requests pass
+   * @param calls the calls in flight that notifications/cancelled stops
    */
   McpEdgeFilter(
       Duration bodyTimeout,
       Drain drain,
       RequestPool pool,
       Sessions sessions,
-      ConnectionCap connections) {
+      ConnectionCap connections,
+      CallCancels calls) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
     this.pool = pool;
     this.limits = pool.limits();
     this.sessions = sessions;
     this.connections = connections;
+    this.calls = calls;
     this.json = new ObjectMapper(limits.jsonFactory());
     this.tooLarge = tooLarge(limits.maxBodyBytes());
   }
@@ -312,6 +316,9 @@ public final class McpEdgeFilter implements Filter {
       unavailable(response, id, connections.refusal());
       return;
     }
+    if (envelope.hasId()) {
+      CancelNotifications.noteId(request, id);
+    }
     HttpServletRequest cached = new CachedBody(request, body);
     if (rpcMethod.equals("initialize")) {
       if (!sessions.reserve(request.getRemoteAddr())) {
@@ -370,7 +377,11 @@ public final class McpEdgeFilter implements Filter {
       refuse(response, 404, NullNode.instance, INVALID_REQUEST, messageFor(404, ""));
       return;
     }
-    LOG.debug("accepted the client notification {}", safe(envelope.method()));
+    if (envelope.method().equals(CancelNotifications.METHOD)) {
+      CancelNotifications.cancel(calls, session, envelope.cancelled());
+    } else {
+      LOG.debug("accepted the client notification {}", safe(envelope.method()));
+    }
     response.setStatus(202);
     response.setContentLength(0);
   }

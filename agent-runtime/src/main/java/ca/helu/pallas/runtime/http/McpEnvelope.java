@@ -29,9 +29,16 @@ import java.util.stream.Collectors;
  * @param problem why the body is refused, or null
  * @param code the JSON-RPC error code for {@code problem}
  * @param tool the tool a tools/call request names, or null
+ * @param cancelled the request id a notifications/cancelled names, or null
  */
 record McpEnvelope(
-    JsonNode id, String method, boolean hasId, String problem, int code, String tool) {
+    JsonNode id,
+    String method,
+    boolean hasId,
+    String problem,
+    int code,
+    String tool,
+    JsonNode cancelled) {
   static final int PARSE_ERROR = -32700;
   static final int INVALID_REQUEST = -32600;
   static final int INVALID_PARAMS = -32602;
@@ -88,11 +95,13 @@ record McpEnvelope(
     String method = message.path("method").asText("");
     String tool =
         method.equals("tools/call") ? message.path("params").path("name").asText(null) : null;
-    return new McpEnvelope(id, method, message.has("id"), null, 0, tool);
+    JsonNode cancelled =
+        method.equals("notifications/cancelled") ? message.path("params").get("requestId") : null;
+    return new McpEnvelope(id, method, message.has("id"), null, 0, tool, cancelled);
   }
 
   private static McpEnvelope refused(JsonNode id, int code, String problem) {
-    return new McpEnvelope(id, "", !id.isNull(), problem, code, null);
+    return new McpEnvelope(id, "", !id.isNull(), problem, code, null, null);
   }
 
   /** What makes this message one the transport cannot answer properly, or null. */

@@ -16,6 +16,7 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.openai.OpenAiChatModel;
 import dev.langchain4j.model.openai.OpenAiTokenUsage;
 import dev.langchain4j.model.output.TokenUsage;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.http.HttpTimeoutException;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,6 +105,7 @@ public final class ProviderModel implements ModelClient {
                     // one
                     .apiKey(key.isEmpty() ? "none" : key)
                     .modelName(model)
+                    .httpClientBuilder(ProviderHttpClient.builder())
                     .timeout(timeout)
                     .maxRetries(0)
                     .temperature((Double) wanted.get("temperature"))
@@ -119,6 +122,7 @@ public final class ProviderModel implements ModelClient {
                   .baseUrl(baseUrl(provider, spec, secrets))
                   .apiKey(key)
                   .modelName(model)
+                  .httpClientBuilder(ProviderHttpClient.builder())
                   .timeout(timeout)
                   .maxRetries(0)
                   .temperature((Double) wanted.get("temperature"))
@@ -173,13 +177,26 @@ public final class ProviderModel implements ModelClient {
     return model;
   }
 
-  /** One attempt; a failure says whether another may succeed ({@link RetryingModel} retries). */
+  /**
+   * One attempt, bounded as a whole by the LLM request timeout ({@link ProviderHttpClient}); a
+   * failure says whether another may succeed and how long the provider asked to wait ({@link
+   * RetryingModel} retries). An interrupt (the call stopped) aborts the request.
+   */
   @Override
   public ChatResponse chat(ChatRequest request) {
     try {
       return chat.chat(request);
     } catch (RuntimeException e) {
-      throw new LlmException(provider + "." + model + ": " + describe(e), retryable(e));
+      if (Thread.currentThread().isInterrupted()
+          || Causes.find(e, CancellationException.class).isPresent()) {
+        throw new LlmException(provider + "." + model + ": the request was abandoned", false);
+      }
+      throw new LlmException(
+          provider + "." + model + ": " + describe(e),
+          retryable(e),
+          Causes.find(e, ProviderHttpClient.Refused.class)
+              .flatMap(ProviderHttpClient.Refused::retryAfter)
+              .orElse(null));
     }
   }
 
@@ -195,7 +212,7 @@ public final class ProviderModel implements ModelClient {
     return Causes.find(e, HttpException.class).map(HttpException::statusCode).orElse(-1);
   }
 
-  /** A failure in words, never including credentials. */
+  /** A failure in words, never including credentials nor a library's class name. */
   String describe(Throwable e) {
     int status = status(e);
     if (status > 0) {
@@ -203,7 +220,7 @@ public final class ProviderModel implements ModelClient {
     }
     if (Causes.any(
         e, HttpTimeoutException.class, TimeoutException.class, SocketTimeoutException.class)) {
-      return "timed out after " + timeout.toSeconds() + "s";
+      return "no complete answer within the LLM request timeout of " + timeout.toSeconds() + " s";
     }
     if (Causes.find(e, ConnectException.class).isPresent()) {
       return "unreachable (connection refused)";
@@ -211,10 +228,14 @@ public final class ProviderModel implements ModelClient {
     if (Causes.find(e, JsonProcessingException.class).isPresent()) {
       return "returned a response that is not valid JSON";
     }
+    if (Causes.find(e, IOException.class).isPresent()) {
+      return "the connection failed before the answer was complete";
+    }
     if (e instanceof LangChain4jException) {
       return "returned an unusable response";
     }
-    return e.getClass().getSimpleName();
+    LOG.warn("{}.{} failed unexpectedly", provider, model, e);
+    return "failed unexpectedly (the agent's log has the details)";
   }
 
   @Override

@@ -1,13 +1,12 @@
 package ca.helu.pallas.runtime.llm;
 
 import java.time.Duration;
-import java.util.function.BiConsumer;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 
 /**
- * How model calls are retried: {@code attempts} in all, waiting {@code backoff} before the second
- * and twice as long before each next one; {@code timeout} bounds one attempt.
+ * How model calls are retried ({@link RetryingModel}): {@code attempts} in all, waiting {@code
+ * backoff} before the second and twice as long before each next one, or longer when the provider
+ * asks for it ({@code Retry-After}); {@code timeout} bounds one attempt as a whole, from sending
+ * the request to the answer's last byte (docs/runtime.md, "Deadlines and cancellation").
  */
 public record Retry(int attempts, Duration backoff, Duration timeout) {
   public static final Retry DEFAULT = new Retry(3, Duration.ofMillis(500), Duration.ofSeconds(120));
@@ -17,32 +16,8 @@ public record Retry(int attempts, Duration backoff, Duration timeout) {
     void sleep(Duration duration) throws InterruptedException;
   }
 
-  /**
-   * Runs {@code attempt} until it succeeds, fails in a way {@code retryable} refuses, or the
-   * attempts are used up; then throws its last failure. {@code beforeRetry} hears of each retry.
-   */
-  public <T> T run(
-      Supplier<T> attempt,
-      Predicate<RuntimeException> retryable,
-      BiConsumer<Integer, RuntimeException> beforeRetry,
-      Sleeper sleeper) {
-    Duration wait = backoff;
-    for (int n = 1; ; n++) {
-      try {
-        return attempt.get();
-      } catch (RuntimeException e) {
-        if (n >= attempts || !retryable.test(e)) {
-          throw e;
-        }
-        beforeRetry.accept(n, e);
-        try {
-          sleeper.sleep(wait);
-        } catch (InterruptedException ie) {
-          Thread.currentThread().interrupt();
-          throw e;
-        }
-        wait = wait.multipliedBy(2);
-      }
-    }
+  /** The same policy with another bound on one attempt. */
+  public Retry withTimeout(Duration attemptTimeout) {
+    return new Retry(attempts, backoff, attemptTimeout);
   }
 }

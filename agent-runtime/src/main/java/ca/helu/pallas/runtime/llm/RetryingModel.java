@@ -1,15 +1,21 @@
 package ca.helu.pallas.runtime.llm;
 
+import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Any model client with bounded retries: a call failing with a retryable {@link LlmException} is
- * tried again by the {@link Retry} policy; the last failure reaches the caller unchanged.
+ * tried again by the {@link Retry} policy, after the provider's {@code Retry-After} when it is
+ * longer than the backoff, and only while the turn's deadline leaves room for the wait
+ * (docs/runtime.md, "Deadlines and cancellation"): a wait that would pass it fails the call at
+ * once, saying so. Otherwise the last failure reaches the caller unchanged.
  */
 public final class RetryingModel implements ModelClient {
   private static final Logger LOG = LoggerFactory.getLogger(RetryingModel.class);
@@ -40,11 +46,57 @@ public final class RetryingModel implements ModelClient {
 
   @Override
   public ChatResponse chat(ChatRequest request) {
-    return retry.run(
-        () -> model.chat(request),
-        e -> e instanceof LlmException failure && failure.retryable(),
-        (attempt, e) -> LOG.info("attempt {} failed ({}); retrying", attempt, e.getMessage()),
-        sleeper);
+    return chat(request, new Cancellation());
+  }
+
+  @Override
+  public ChatResponse chat(ChatRequest request, Cancellation call) {
+    Duration backoff = retry.backoff();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return model.chat(request, call);
+      } catch (LlmException e) {
+        if (!e.retryable() || attempt >= retry.attempts() || call.stopped()) {
+          throw e;
+        }
+        Duration asked = e.retryAfter().orElse(Duration.ZERO);
+        Duration wait = asked.compareTo(backoff) > 0 ? asked : backoff;
+        Duration left = call.remaining();
+        if (left != null && wait.compareTo(left) >= 0) {
+          throw new LlmException(
+              e.getMessage()
+                  + "; "
+                  + (asked.compareTo(backoff) > 0
+                      ? "it asked to be retried after " + seconds(wait) + " (Retry-After)"
+                      : "the next attempt would start in " + seconds(wait))
+                  + ", past the turn's deadline of "
+                  + seconds(call.deadline())
+                  + " ("
+                  + seconds(left)
+                  + " left)",
+              false);
+        }
+        LOG.info("attempt {} failed ({}); retrying in {}", attempt, e.getMessage(), seconds(wait));
+        try {
+          sleeper.sleep(wait);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+        backoff = backoff.multipliedBy(2);
+      }
+    }
+  }
+
+  /** A duration in seconds as people read it: "30 s", "0.5 s". */
+  static String seconds(Duration d) {
+    long millis = d == null ? 0 : d.toMillis();
+    if (millis < 1000) {
+      return millis + " ms";
+    }
+    return millis % 1000 == 0
+        ? millis / 1000 + " s"
+        : String.format(Locale.ROOT, "%.1f s", millis / 1000.0);
   }
 
   @Override

@@ -73,7 +73,12 @@ public final class AgentLoop {
     turn.add(user);
     int step = 0;
     int maxIterations = params.effectiveMaxIterations();
+    Cancellation stop = ctx.cancellation();
     for (int iteration = 0; iteration < maxIterations; iteration++) {
+      if (stop.stopped()) {
+        // its caller has its answer (or none) already: nothing more is asked of anyone
+        return TurnResult.error("the call stopped: " + stop.reason().words());
+      }
       ctx.progress().step(++step, "llm");
       List<ChatMessage> messages = new ArrayList<>(history.size() + turn.size() + 1);
       if (instruction != null && !instruction.isBlank()) {
@@ -89,9 +94,14 @@ public final class AgentLoop {
         request.toolSpecifications(specs);
       }
       ChatResponse response;
+      stop.waitingFor("the model " + model.provider() + "." + model.modelName());
       try {
-        response = model.chat(request.build());
+        response = model.chat(request.build(), stop);
       } catch (RuntimeException e) {
+        if (stop.stopped()) {
+          LOG.debug("LLM request of request {} abandoned: {}", ctx.requestId(), stop.reason());
+          return TurnResult.error("the call stopped: " + stop.reason().words());
+        }
         LOG.warn("LLM turn failed for request {}: {}", ctx.requestId(), e.getMessage());
         return TurnResult.error(
             "The model "
@@ -108,12 +118,32 @@ public final class AgentLoop {
         return TurnResult.ok(ai.text() == null ? "" : ai.text(), turn);
       }
       ctx.progress().step(++step, "tool");
+      stop.waitingFor(toolCalls(ai.toolExecutionRequests(), tools));
       turn.addAll(execute(ai.toolExecutionRequests(), tools, ctx));
     }
     return TurnResult.error(
         "The agent stopped after maxIterations ("
             + maxIterations
             + ") LLM turns without a final answer");
+  }
+
+  /**
+   * The tool calls a turn waits for, in words for a deadline's error: the servers' names for their
+   * tools (never a name the model made up, which could be anything), at most three of them.
+   */
+  static String toolCalls(List<ToolExecutionRequest> requests, ToolIndex tools) {
+    List<String> names =
+        requests.stream()
+            .map(r -> {
+              ToolIndex.Entry entry = tools.find(r.name());
+              return entry == null ? "an unknown tool" : entry.server().name() + "/" + entry.tool();
+            })
+            .distinct()
+            .toList();
+    String shown = String.join(", ", names.subList(0, Math.min(3, names.size())));
+    return (names.size() == 1 ? "the tool call " : "the tool calls ")
+        + shown
+        + (names.size() > 3 ? " and " + (names.size() - 3) + " more" : "");
   }
 
   private List<ToolExecutionResultMessage> execute(
@@ -134,6 +164,14 @@ public final class AgentLoop {
       for (int i = 0; i < futures.size(); i++) {
         try {
           results.add(futures.get(i).get());
+        } catch (InterruptedException e) {
+          // the call stopped (docs/runtime.md, "Deadlines and cancellation"): its tool calls stop
+          // too, and the remaining results are not awaited
+          Thread.currentThread().interrupt();
+          pool.shutdownNow();
+          results.add(
+              ToolExecutionResultMessage.from(
+                  requests.get(i), "Error: the tool call was interrupted"));
         } catch (Exception e) {
           results.add(
               ToolExecutionResultMessage.from(

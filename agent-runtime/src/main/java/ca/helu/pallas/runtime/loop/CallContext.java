@@ -4,10 +4,12 @@ import java.util.Optional;
 
 /**
  * Identity of one inbound call, passed explicitly down the loop: the caller's bearer (forwarded
- * only to servers that opt in) and where progress goes. Never stored beyond the call.
+ * only to servers that opt in), where progress goes, and how the call may stop early (its deadline,
+ * a cancel). Never stored beyond the call.
  */
-public record CallContext(String requestId, Optional<String> bearer, Progress progress) {
+public record CallContext(
+    String requestId, Optional<String> bearer, Progress progress, Cancellation cancellation) {
   public static CallContext anonymous(String requestId) {
-    return new CallContext(requestId, Optional.empty(), Progress.NONE);
+    return new CallContext(requestId, Optional.empty(), Progress.NONE, new Cancellation());
   }
 }

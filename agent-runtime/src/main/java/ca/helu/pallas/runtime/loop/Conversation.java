@@ -12,6 +12,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -20,9 +22,15 @@ import java.util.function.Supplier;
  * calls on a shared agent never interleave or corrupt it. It never holds more than its budget of
  * characters (docs/runtime.md, "Conversations and concurrency"): past it the oldest whole turns are
  * dropped, since a model could not read them anyway.
+ *
+ * <p>The turn's slot is a fair semaphore, not a lock owned by the turn's thread: a call that stops
+ * (cancelled, disconnected, its session deleted, its deadline passed) frees the slot at once, even
+ * while its thread is still unwinding, so the call queued behind it starts at once; a stopped turn
+ * appends nothing (docs/runtime.md, "Deadlines and cancellation").
  */
 public final class Conversation {
-  private final ReentrantLock lock = new ReentrantLock(true);
+  private final Semaphore slot = new Semaphore(1, true);
+  private final ReentrantLock history = new ReentrantLock();
   private final Deque<Turn> turns = new ArrayDeque<>();
   private final long budgetChars;
   private volatile long chars;
@@ -34,24 +42,48 @@ public final class Conversation {
     this.budgetChars = budgetChars;
   }
 
-  /** Runs {@code turn} with this history to itself. */
-  public <T> T exclusive(Supplier<T> turn) {
-    lock.lock();
+  /** Thrown by {@link #exclusive} when the call stopped while it waited for its turn. */
+  public static final class Stopped extends Exception {
+    public Stopped() {
+      super("the call stopped while it waited for its turn", null, false, false);
+    }
+  }
+
+  /**
+   * Runs {@code turn} with this history to itself, after the turns queued before it; the slot is
+   * freed when {@code turn} returns or when {@code call} stops, whichever comes first.
+   */
+  public <T> T exclusive(Cancellation call, Supplier<T> turn) throws Stopped {
+    try {
+      slot.acquire(); // a stop interrupts the wait
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new Stopped();
+    }
+    AtomicBoolean held = new AtomicBoolean(true);
+    Runnable free =
+        () -> {
+          if (held.compareAndSet(true, false)) {
+            slot.release();
+          }
+        };
+    Runnable unregister = call.onStop(why -> free.run());
     try {
       return turn.get();
     } finally {
-      lock.unlock();
+      unregister.run();
+      free.run();
     }
   }
 
   public List<ChatMessage> snapshot() {
-    lock.lock();
+    history.lock();
     try {
       List<ChatMessage> all = new ArrayList<>();
       turns.forEach(t -> all.addAll(t.messages()));
       return List.copyOf(all);
     } finally {
-      lock.unlock();
+      history.unlock();
     }
   }
 
@@ -60,7 +92,7 @@ public final class Conversation {
    * turn bigger than the whole budget is not kept). Returns the change in characters held.
    */
   public long append(List<ChatMessage> turn) {
-    lock.lock();
+    history.lock();
     try {
       long before = chars;
       long size = turn.stream().mapToLong(Conversation::chars).sum();
@@ -72,13 +104,13 @@ public final class Conversation {
       chars = held;
       return held - before;
     } finally {
-      lock.unlock();
+      history.unlock();
     }
   }
 
   /** Calls ahead of a new one: the one running and those queued. */
   public int waiting() {
-    return (lock.isLocked() ? 1 : 0) + lock.getQueueLength();
+    return (slot.availablePermits() == 0 ? 1 : 0) + slot.getQueueLength();
   }
 
   /** Characters of message content held now. */

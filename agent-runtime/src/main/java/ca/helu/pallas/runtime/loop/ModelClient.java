@@ -18,6 +18,15 @@ public interface ModelClient {
   ChatResponse chat(ChatRequest request);
 
   /**
+   * One LLM round-trip for a call that may stop early: a client that retries waits only as long as
+   * the turn's deadline allows (docs/runtime.md, "Deadlines and cancellation"). A stop interrupts
+   * the calling thread, which aborts the request.
+   */
+  default ChatResponse chat(ChatRequest request, Cancellation cancellation) {
+    return chat(request);
+  }
+
+  /**
    * Token counts of a response by the kinds of docs/metrics.md (input, output, cache_read, ...).
    */
   default Map<String, Long> tokensByKind(ChatResponse response) {

@@ -1,10 +1,12 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.http.SdkClientMistakes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
+import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -28,6 +30,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
@@ -61,7 +64,13 @@ public final class AgentMcpServer implements AutoCloseable {
   private final HttpServletStreamableServerTransportProvider transport;
   private final McpAsyncServer server;
   private final McpSessions sessions;
+  private final Calls calls;
 
+  /**
+   * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
+   * @param turns the turn's deadline, and how often a call's stream is checked for a client that
+   *     left
+   */
   public AgentMcpServer(
       AgentCard card,
       AgentLoop loop,
@@ -71,7 +80,8 @@ public final class AgentMcpServer implements AutoCloseable {
       InFlight inFlight,
       List<String> allowedOrigins,
       EdgeLimits limits,
-      long historyChars) {
+      long historyChars,
+      TurnLimits turns) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
@@ -84,7 +94,9 @@ public final class AgentMcpServer implements AutoCloseable {
             limits.sessionIdle(),
             System::nanoTime);
     metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
-    TurnHandler turns = new TurnHandler(card, loop, scope, conversations, metrics, inFlight);
+    this.calls = new Calls(turns.heartbeat());
+    TurnHandler turnHandler =
+        new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
     SdkClientMistakes.install(); // the SDK's ERROR for a response nobody awaits
@@ -96,10 +108,19 @@ public final class AgentMcpServer implements AutoCloseable {
             .keepAliveInterval(Duration.ofSeconds(30))
             .securityValidator(originValidator(allowedOrigins))
             .contextExtractor(request -> {
+              Map<String, Object> context = new HashMap<>(2);
               String auth = request.getHeader("Authorization");
-              return auth == null
+              if (auth != null) {
+                context.put(TurnHandler.AUTHORIZATION, auth);
+              }
+              // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
+              // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by
+              if (request.getAttribute(Calls.ATTRIBUTE) instanceof Cancellation call) {
+                context.put(TurnHandler.CANCELLATION, call);
+              }
+              return context.isEmpty()
                   ? McpTransportContext.EMPTY
-                  : McpTransportContext.create(Map.of(TurnHandler.AUTHORIZATION, auth));
+                  : McpTransportContext.create(context);
             })
             .build();
     this.sessions =
@@ -133,8 +154,8 @@ public final class AgentMcpServer implements AutoCloseable {
             .build();
 
     List<McpServerFeatures.AsyncToolSpecification> tools = new ArrayList<>();
-    tools.add(tool(sendMessage, turns::handle));
-    tools.add(tool(agentTool, turns::handle));
+    tools.add(tool(sendMessage, turnHandler::handle));
+    tools.add(tool(agentTool, turnHandler::handle));
     tools.add(tool(getHealth, (exchange, request) -> Mono.fromSupplier(() -> getHealth(request))));
 
     var spec =
@@ -191,14 +212,21 @@ public final class AgentMcpServer implements AutoCloseable {
         .build();
   }
 
+  /** The calls in flight, for the edge to cancel. */
+  public CallCancels calls() {
+    return calls;
+  }
+
   /** Room for new sessions, for the edge to keep the cap. */
   public McpEdgeFilter.Sessions sessions() {
     return sessions;
   }
 
   /**
-   * The servlet that serves /mcp: the SDK's transport, noting when each session was last used and
-   * forgetting a deleted session's history.
+   * The servlet that serves /mcp: the SDK's transport, noting when each session was last used,
+   * registering each request in flight with its session and JSON-RPC id (so that it can be
+   * cancelled, and its stream gets heartbeats), and, on a deleted session, stopping its calls and
+   * forgetting its history.
    */
   public HttpServlet servlet() {
     return new HttpServlet() {
@@ -215,7 +243,13 @@ public final class AgentMcpServer implements AutoCloseable {
         var response = (HttpServletResponse) res;
         String session = request.getHeader(HttpHeaders.MCP_SESSION_ID);
         sessions.seen(session);
-        transport.service(req, res);
+        if (session != null && request.getAttribute(CallCancels.REQUEST_ID) instanceof String id) {
+          try (Calls.Open call = calls.open(session, id, request, response)) {
+            transport.service(req, call.response());
+          }
+        } else {
+          transport.service(req, res);
+        }
         // a call's response stream has ended by now; an initialize has named its new session
         if (session == null) {
           sessions.started(response.getHeader(HttpHeaders.MCP_SESSION_ID), req.getRemoteAddr());
@@ -223,6 +257,7 @@ public final class AgentMcpServer implements AutoCloseable {
           sessions.seen(session);
         }
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
+          calls.sessionDeleted(session);
           conversations.forget(session);
         }
       }

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.mcp;
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.CallContext;
+import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.loop.Conversation;
 import ca.helu.pallas.runtime.loop.TurnResult;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
@@ -12,6 +13,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
@@ -19,6 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -27,6 +30,12 @@ import reactor.core.scheduler.Schedulers;
  * drains, its arguments checked, queued behind earlier calls of its conversation, the agent loop
  * run with the caller's bearer and progress, and the answer or the failure returned as a tool
  * result. A call still queued or running at the drain deadline is answered, never cut off.
+ *
+ * <p>A call may stop early (docs/runtime.md, "Deadlines and cancellation"): past the turn's
+ * deadline it is answered at once with an error naming the model and the deadline; cancelled,
+ * disconnected or its session deleted, it is answered with nothing (the SDK then ends its stream
+ * without a response). Either way its conversation is free for the next call at once, what it was
+ * waiting for is cancelled, and it adds nothing to the history.
  */
 final class TurnHandler {
   private static final Logger LOG = LoggerFactory.getLogger(TurnHandler.class);
@@ -38,6 +47,9 @@ final class TurnHandler {
   /** The transport context's key for the caller's Authorization header. */
   static final String AUTHORIZATION = "authorization";
 
+  /** The transport context's key for the call's {@link Cancellation}. */
+  static final String CANCELLATION = "pallas.cancellation";
+
   private final String agent;
   private final AgentLoop loop;
   private final boolean vision;
@@ -46,6 +58,7 @@ final class TurnHandler {
   private final Conversations conversations;
   private final PallasMetrics metrics;
   private final InFlight inFlight;
+  private final Duration deadline;
 
   TurnHandler(
       AgentCard card,
@@ -53,7 +66,8 @@ final class TurnHandler {
       InstanceScope scope,
       Conversations conversations,
       PallasMetrics metrics,
-      InFlight inFlight) {
+      InFlight inFlight,
+      Duration deadline) {
     this.agent = card.name();
     this.loop = loop;
     this.vision = card.capabilities().vision();
@@ -64,13 +78,33 @@ final class TurnHandler {
     this.conversations = conversations;
     this.metrics = metrics;
     this.inFlight = inFlight;
+    this.deadline = deadline;
   }
 
   /** The answer to one call of send_message or of the tool named after the agent. */
   Mono<McpSchema.CallToolResult> handle(
       McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
+    Cancellation call =
+        exchange.transportContext().get(CANCELLATION) instanceof Cancellation c
+            ? c
+            : new Cancellation();
+    // a stop settles the answer before the turn's thread is interrupted: past the deadline an
+    // error, otherwise none at all (the specification: no response to a cancelled request)
+    Sinks.One<McpSchema.CallToolResult> stopped = Sinks.one();
+    call.onStop(why -> {
+      if (why == Cancellation.Reason.DEADLINE) {
+        String message = deadlinePassed(call);
+        LOG.info("{}", message);
+        stopped.tryEmitValue(error(message));
+      } else {
+        stopped.tryEmitEmpty();
+      }
+    });
+    // a turn that stopped gives no signal of its own: the stop's answer is the only one
     Mono<McpSchema.CallToolResult> turn =
-        Mono.fromCallable(() -> run(exchange, request)).subscribeOn(CALLS);
+        Mono.fromCallable(() -> run(exchange, request, call))
+            .subscribeOn(CALLS)
+            .flatMap(answer -> answer.map(Mono::just).orElseGet(Mono::never));
     // at the drain deadline a call still queued or running is answered, not cut off
     Mono<McpSchema.CallToolResult> shutdown =
         inFlight
@@ -84,11 +118,15 @@ final class TurnHandler {
                           + "' is shutting down and could not finish this call; retry on another"
                           + " replica");
                 }));
-    return Mono.firstWithSignal(turn, shutdown);
+    return Mono.firstWithSignal(turn, shutdown, stopped.asMono());
   }
 
-  private McpSchema.CallToolResult run(
-      McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
+  /** The call's answer; empty when the call stopped first (its answer is the stop's). */
+  private Optional<McpSchema.CallToolResult> run(
+      McpAsyncServerExchange exchange, McpSchema.CallToolRequest request, Cancellation call) {
+    if (!call.attach()) {
+      return Optional.empty();
+    }
     long start = System.nanoTime();
     String requestId = requestId();
     MDC.put("agent", agent);
@@ -97,39 +135,67 @@ final class TurnHandler {
     if (!inFlight.enter()) {
       metrics.sendMessage(agent, false, Duration.ofNanos(System.nanoTime() - start));
       MDC.clear();
-      return error("agent '" + agent + "' is shutting down; retry on another replica");
+      return answer(
+          call, error("agent '" + agent + "' is shutting down; retry on another replica"));
     }
     try {
       SendMessageArgs args;
       try {
         args = SendMessageArgs.parse(request.arguments(), vision, agent, maxMessageChars);
       } catch (SendMessageArgs.InvalidArguments e) {
-        return error("invalid arguments: " + e.getMessage());
+        return answer(call, error("invalid arguments: " + e.getMessage()));
       }
       CallContext ctx =
           new CallContext(
               requestId,
               bearer(exchange),
-              McpProgress.forCall(exchange, request.progressToken(), agent));
+              McpProgress.forCall(exchange, request.progressToken(), agent),
+              call);
       TurnResult result = turn(exchange, McpMessages.userMessage(args), ctx);
+      if (result == null) {
+        LOG.debug("call stopped: {}", call.reason());
+        return Optional.empty();
+      }
       ok = result.ok();
-      return ok
-          ? McpSchema.CallToolResult.builder().addTextContent(result.text()).isError(false).build()
-          : error(result.text());
+      return Optional.of(
+          ok
+              ? McpSchema.CallToolResult.builder()
+                  .addTextContent(result.text())
+                  .isError(false)
+                  .build()
+              : error(result.text()));
     } catch (RuntimeException e) {
+      if (call.stopped()) {
+        LOG.debug("call stopped: {} ({})", call.reason(), e.toString());
+        return Optional.empty();
+      }
       LOG.error("send_message failed", e);
-      return error("internal error in agent '" + agent + "' (request " + requestId + ")");
+      return answer(
+          call, error("internal error in agent '" + agent + "' (request " + requestId + ")"));
     } finally {
+      call.detach();
       metrics.sendMessage(agent, ok, Duration.ofNanos(System.nanoTime() - start));
       inFlight.exit();
       MDC.clear();
     }
   }
 
-  /** The agent loop on the conversation's history, one turn at a time per conversation. */
+  /** {@code result}, unless the call stopped first. */
+  private static Optional<McpSchema.CallToolResult> answer(
+      Cancellation call, McpSchema.CallToolResult result) {
+    return call.finish() ? Optional.of(result) : Optional.empty();
+  }
+
+  /**
+   * The agent loop on the conversation's history, one turn at a time per conversation, within the
+   * turn's deadline; null when the call stopped (then nothing is added to the history).
+   */
   private TurnResult turn(McpAsyncServerExchange exchange, UserMessage user, CallContext ctx) {
+    Cancellation call = ctx.cancellation();
     if (scope == InstanceScope.REQUEST) {
-      return loop.run(List.of(), user, ctx);
+      call.startDeadline(deadline);
+      TurnResult r = loop.run(List.of(), user, ctx);
+      return call.finish() ? r : null;
     }
     Conversation conversation = conversations.forCall(exchange.sessionId());
     int ahead = conversation.waiting();
@@ -144,15 +210,48 @@ final class TurnHandler {
               false);
     }
     long queued = System.nanoTime();
-    return conversation.exclusive(() -> {
-      metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
-      TurnResult r = loop.run(conversation.snapshot(), user, ctx);
-      if (r.ok()) {
-        conversations.appended(
-            exchange.sessionId(), conversation, conversation.append(r.messages()));
-      }
-      return r;
-    });
+    try {
+      return conversation.exclusive(
+          call,
+          () -> {
+            metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
+            call.startDeadline(deadline);
+            TurnResult r = loop.run(conversation.snapshot(), user, ctx);
+            if (!call.finish()) {
+              return null; // a stopped turn is no turn: the history holds no half of it
+            }
+            if (r.ok()) {
+              conversations.appended(
+                  exchange.sessionId(), conversation, conversation.append(r.messages()));
+            }
+            return r;
+          });
+    } catch (Conversation.Stopped e) {
+      return null;
+    }
+  }
+
+  /** The error of a call whose turn passed its deadline, naming the model and the deadline. */
+  private String deadlinePassed(Cancellation call) {
+    String model = loop.model().provider() + "." + loop.model().modelName();
+    String waiting = call.waitingFor();
+    return "agent '"
+        + agent
+        + "' did not finish within the turn's deadline of "
+        + seconds(call.deadline())
+        + ": it was waiting for "
+        + waiting
+        + (waiting.startsWith("the model ") ? "" : " (model " + model + ")");
+  }
+
+  private static String seconds(Duration d) {
+    long millis = d == null ? 0 : d.toMillis();
+    if (millis < 1000) {
+      return millis + " ms";
+    }
+    return millis % 1000 == 0
+        ? millis / 1000 + " s"
+        : String.format(Locale.ROOT, "%.1f s", millis / 1000.0);
   }
 
   /**

@@ -59,6 +59,7 @@ public final class AgentHost implements AutoCloseable {
             .bodyTimeout(bodyTimeout)
             .drain(new McpEdgeFilter.Drain(inFlight::draining, handOverSessions))
             .limits(pool, mcp.sessions())
+            .calls(mcp.calls())
             .servlet("/mcp", mcp.servlet())
             // a scrape during a flood shows it (pallas_http_connections at the cap)
             .health("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))

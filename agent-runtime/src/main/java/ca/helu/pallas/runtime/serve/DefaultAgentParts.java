@@ -48,6 +48,17 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             Duration.ofMinutes(5),
             Duration.ofMinutes(10),
             Retry.DEFAULT);
+
+    /** These timings, each LLM request bounded by {@code timeout} as a whole. */
+    public Timings withLlmTimeout(Duration timeout) {
+      return new Timings(
+          slowModelDelay,
+          healthInterval,
+          probeTimeout,
+          providerReprobe,
+          peerTimeout,
+          retry.withTimeout(timeout));
+    }
   }
 
   private final Secrets secrets;

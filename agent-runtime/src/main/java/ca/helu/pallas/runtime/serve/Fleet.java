@@ -150,7 +150,8 @@ public final class Fleet implements AutoCloseable {
               inFlight,
               options.allowedOrigins(),
               options.limits(),
-              options.limits().maxHistoryChars() / agentsServed());
+              options.limits().maxHistoryChars() / agentsServed(),
+              options.turns());
       AgentHost host =
           new AgentHost(
               agent.name(),

@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.serve;
 
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
+import ca.helu.pallas.runtime.mcp.TurnLimits;
 import java.time.Duration;
 import java.util.List;
 
@@ -21,6 +22,8 @@ import java.util.List;
  *     connections
  * @param probePort a second port answering /livez and /readyz only, for the kubelet's probes
  *     (docs/runtime.md, "Connections"); only with {@code onlyAgent} (null: none)
+ * @param turns each call's turn deadline, and how soon a client that left is noticed
+ *     (docs/runtime.md, "Deadlines and cancellation")
  */
 public record ServeOptions(
     String bindAddress,
@@ -30,7 +33,8 @@ public record ServeOptions(
     List<String> allowedOrigins,
     Duration bodyTimeout,
     EdgeLimits limits,
-    Integer probePort) {
+    Integer probePort,
+    TurnLimits turns) {
   public ServeOptions {
     if (probePort != null && onlyAgent == null) {
       throw new IllegalArgumentException(
@@ -48,12 +52,21 @@ public record ServeOptions(
         List.of(),
         HttpHost.DEFAULT_BODY_TIMEOUT,
         EdgeLimits.DEFAULT,
-        null);
+        null,
+        TurnLimits.DEFAULT);
   }
 
   public ServeOptions withBindAddress(String address) {
     return new ServeOptions(
-        address, onlyAgent, cluster, drainTimeout, allowedOrigins, bodyTimeout, limits, probePort);
+        address,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turns);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
@@ -65,12 +78,21 @@ public record ServeOptions(
         allowedOrigins,
         bodyTimeout,
         limits,
-        probePort);
+        probePort,
+        turns);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
     return new ServeOptions(
-        bindAddress, onlyAgent, cluster, drainTimeout, allowedOrigins, timeout, limits, probePort);
+        bindAddress,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        timeout,
+        limits,
+        probePort,
+        turns);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
@@ -82,12 +104,34 @@ public record ServeOptions(
         allowedOrigins,
         bodyTimeout,
         edgeLimits,
-        probePort);
+        probePort,
+        turns);
+  }
+
+  public ServeOptions withTurns(TurnLimits turnLimits) {
+    return new ServeOptions(
+        bindAddress,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turnLimits);
   }
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
   public ServeOptions withProbePort(String agent, int port) {
     return new ServeOptions(
-        bindAddress, agent, cluster, drainTimeout, allowedOrigins, bodyTimeout, limits, port);
+        bindAddress,
+        agent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        port,
+        turns);
   }
 }

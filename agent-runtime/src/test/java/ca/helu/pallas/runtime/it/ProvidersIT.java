@@ -233,7 +233,7 @@ class ProvidersIT {
           FakeLlmServer.delayed(4000, openai.text("late", 1, 1)),
           FakeLlmServer.delayed(4000, openai.text("late", 1, 1)));
       McpSchema.CallToolResult slow = send(c, "send_message", "x");
-      assertThat(text(slow)).endsWith("timed out after 2s");
+      assertThat(text(slow)).endsWith("no complete answer within the LLM request timeout of 2 s");
     }
     assertThat(metrics()).contains("pallas_send_message_total{agent=\"oa\",outcome=\"error\"}");
   }

@@ -8,6 +8,8 @@ import dev.langchain4j.exception.HttpException;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
@@ -53,11 +55,32 @@ class ProviderModelTest {
   @Test
   void timeoutsAndRefusedConnectionsAreRetryable() {
     LlmException timeout = failureOf(new RuntimeException(new HttpTimeoutException("slow")));
-    assertThat(timeout).hasMessage("openai.m: timed out after 7s");
+    assertThat(timeout)
+        .hasMessage("openai.m: no complete answer within the LLM request timeout of 7 s");
     assertThat(timeout.retryable()).isTrue();
     LlmException refused = failureOf(new RuntimeException(new ConnectException()));
     assertThat(refused).hasMessage("openai.m: unreachable (connection refused)");
     assertThat(refused.retryable()).isTrue();
+  }
+
+  @Test
+  void aRefusalCarriesTheWaitTheProviderAskedFor() {
+    LlmException e =
+        failureOf(new ProviderHttpClient.Refused(429, "slow down", Duration.ofSeconds(2)));
+    assertThat(e).hasMessage("openai.m: HTTP 429");
+    assertThat(e.retryAfter()).contains(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void aBrokenConnectionOrAnUnexpectedFailureNamesNoClass() {
+    LlmException broken =
+        failureOf(
+            new UncheckedIOException(
+                new IOException("fixed content-length: 9, bytes received: 3")));
+    assertThat(broken).hasMessage("openai.m: the connection failed before the answer was complete");
+    assertThat(broken.retryable()).isTrue();
+    LlmException odd = failureOf(new RuntimeException("java.lang.Something went wrong"));
+    assertThat(odd).hasMessage("openai.m: failed unexpectedly (the agent's log has the details)");
   }
 
   @Test

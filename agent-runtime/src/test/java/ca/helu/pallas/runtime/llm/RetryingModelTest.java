@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.llm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.data.message.UserMessage;
@@ -97,6 +98,44 @@ class RetryingModelTest {
     var model = new Scripted(bug);
     assertThatThrownBy(() -> retrying(model).chat(REQUEST)).isSameAs(bug);
     assertThat(model.calls()).hasValue(1);
+  }
+
+  @Test
+  void aRetryAfterLongerThanTheBackoffIsWaitedInstead() {
+    var model =
+        new Scripted(
+            new LlmException("openai.m: HTTP 429", true, Duration.ofSeconds(3)),
+            new LlmException("openai.m: HTTP 503", true, Duration.ofMillis(100)));
+    assertThat(retrying(model).chat(REQUEST)).isSameAs(ANSWER);
+    // 3 s asked, then a wait shorter than the (doubled) backoff of 1 s
+    assertThat(slept).containsExactly(Duration.ofSeconds(3), Duration.ofMillis(1000));
+  }
+
+  @Test
+  void aWaitThatWouldPassTheTurnsDeadlineFailsAtOnceSayingSo() {
+    var model = new Scripted(new LlmException("openai.m: HTTP 429", true, Duration.ofMinutes(5)));
+    Cancellation call = new Cancellation();
+    call.startDeadline(Duration.ofSeconds(30));
+    assertThatThrownBy(() -> retrying(model).chat(REQUEST, call))
+        .isInstanceOf(LlmException.class)
+        .hasMessageStartingWith(
+            "openai.m: HTTP 429; it asked to be retried after 300 s (Retry-After), past the"
+                + " turn's deadline of 30 s (")
+        .hasMessageEndingWith(" left)")
+        .matches(e -> !((LlmException) e).retryable());
+    assertThat(model.calls()).hasValue(1);
+    assertThat(slept).isEmpty();
+    call.finish();
+  }
+
+  @Test
+  void aStoppedCallIsNotRetried() {
+    var model = new Scripted(new LlmException("openai.m: HTTP 503", true));
+    Cancellation call = new Cancellation();
+    call.stop(Cancellation.Reason.CANCELLED);
+    assertThatThrownBy(() -> retrying(model).chat(REQUEST, call)).isInstanceOf(LlmException.class);
+    assertThat(model.calls()).hasValue(1);
+    assertThat(slept).isEmpty();
   }
 
   @Test

@@ -7,14 +7,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -32,9 +35,17 @@ public final class FakeLlmServer implements AutoCloseable {
     ANTHROPIC
   }
 
-  /** One recorded request. */
+  /**
+   * One recorded request: when it arrived ({@link System#nanoTime()}), and whether its client left
+   * before the answer was complete ({@code abandoned} completes when a write to it failed).
+   */
   public record Request(
-      String method, String path, Map<String, List<String>> headers, JsonNode body) {
+      String method,
+      String path,
+      Map<String, List<String>> headers,
+      JsonNode body,
+      long receivedNanos,
+      CompletableFuture<Void> abandoned) {
     public String header(String name) {
       for (var e : headers.entrySet()) {
         if (e.getKey().equalsIgnoreCase(name)) {
@@ -45,8 +56,30 @@ public final class FakeLlmServer implements AutoCloseable {
     }
   }
 
-  /** One scripted answer. */
-  public record Reply(int status, String body, long delayMillis) {}
+  /**
+   * One scripted answer: after {@code delayMillis}, its status and headers, then its body at once,
+   * or one byte every {@code trickleMillis}; or, when {@code stall}, 200 and its headers, then no
+   * content ever: only a JSON space every 100 ms (whitespace a parser skips, and the writes by
+   * which this server notices the client leaving), for at most ten minutes.
+   */
+  public record Reply(
+      int status,
+      String body,
+      long delayMillis,
+      Map<String, String> headers,
+      long trickleMillis,
+      boolean stall) {
+    public Reply(int status, String body, long delayMillis) {
+      this(status, body, delayMillis, Map.of(), 0, false);
+    }
+
+    /** This reply with one more response header. */
+    public Reply withHeader(String name, String value) {
+      Map<String, String> more = new java.util.LinkedHashMap<>(headers);
+      more.put(name, value);
+      return new Reply(status, body, delayMillis, Map.copyOf(more), trickleMillis, stall);
+    }
+  }
 
   private final Flavor flavor;
   private final HttpServer server;
@@ -187,7 +220,19 @@ public final class FakeLlmServer implements AutoCloseable {
   }
 
   public static Reply delayed(long millis, Reply reply) {
-    return new Reply(reply.status(), reply.body(), millis);
+    return new Reply(
+        reply.status(), reply.body(), millis, reply.headers(), reply.trickleMillis(), false);
+  }
+
+  /** {@code reply}, its body sent one byte every {@code millisPerByte} (a trickling answer). */
+  public static Reply trickle(long millisPerByte, Reply reply) {
+    return new Reply(
+        reply.status(), reply.body(), reply.delayMillis(), reply.headers(), millisPerByte, false);
+  }
+
+  /** 200 and the headers, then no content until the client leaves (a provider that hangs). */
+  public static Reply stallAfterHeaders() {
+    return new Reply(200, "", 0, Map.of(), 0, true);
   }
 
   private ObjectNode choice(ObjectNode body, String finish) {
@@ -231,16 +276,25 @@ public final class FakeLlmServer implements AutoCloseable {
   private void handle(HttpExchange exchange) throws IOException {
     String path = exchange.getRequestURI().getPath();
     String method = exchange.getRequestMethod();
+    long received = System.nanoTime();
     byte[] raw = exchange.getRequestBody().readAllBytes();
     JsonNode body = raw.length == 0 ? null : JSON.readTree(raw);
-    requests.add(new Request(method, path, Map.copyOf(exchange.getRequestHeaders()), body));
+    Request request =
+        new Request(
+            method,
+            path,
+            Map.copyOf(exchange.getRequestHeaders()),
+            body,
+            received,
+            new CompletableFuture<>());
+    requests.add(request);
     try {
       if (method.equals("GET") && path.equals("/v1/models")) {
         ObjectNode list = JSON.createObjectNode();
         list.put("object", "list");
         ArrayNode data = list.putArray("data");
         models.forEach(m -> data.addObject().put("id", m).put("object", "model"));
-        respond(exchange, new Reply(200, list.toString(), 0));
+        respond(exchange, new Reply(200, list.toString(), 0), request);
       } else if (method.equals("GET") && path.startsWith("/v1/models/")) {
         String id = path.substring("/v1/models/".length());
         respond(
@@ -248,31 +302,52 @@ public final class FakeLlmServer implements AutoCloseable {
             models.contains(id)
                 ? new Reply(200, "{\"id\":\"" + id + "\",\"type\":\"model\"}", 0)
                 : new Reply(
-                    404, "{\"type\":\"error\",\"error\":{\"type\":\"not_found_error\"}}", 0));
+                    404, "{\"type\":\"error\",\"error\":{\"type\":\"not_found_error\"}}", 0),
+            request);
       } else if (method.equals("POST")
           && (path.equals("/v1/chat/completions") || path.equals("/v1/messages"))) {
         Reply next = script.poll();
-        respond(exchange, next != null ? next : fallback.get());
+        respond(exchange, next != null ? next : fallback.get(), request);
       } else {
-        respond(exchange, new Reply(404, "{}", 0));
+        respond(exchange, new Reply(404, "{}", 0), request);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
 
-  private static void respond(HttpExchange exchange, Reply reply)
+  private static void respond(HttpExchange exchange, Reply reply, Request request)
       throws IOException, InterruptedException {
     if (reply.delayMillis() > 0) {
       Thread.sleep(reply.delayMillis());
     }
     byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("Content-Type", "application/json");
+    reply.headers().forEach((name, value) -> exchange.getResponseHeaders().add(name, value));
     try {
-      exchange.sendResponseHeaders(reply.status(), bytes.length);
-      exchange.getResponseBody().write(bytes);
+      if (reply.stall()) {
+        exchange.sendResponseHeaders(200, 0);
+        OutputStream out = exchange.getResponseBody();
+        long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
+        while (System.nanoTime() < end) {
+          out.write(' ');
+          out.flush();
+          Thread.sleep(100);
+        }
+      } else if (reply.trickleMillis() > 0) {
+        exchange.sendResponseHeaders(reply.status(), bytes.length);
+        OutputStream out = exchange.getResponseBody();
+        for (byte b : bytes) {
+          out.write(b);
+          out.flush();
+          Thread.sleep(reply.trickleMillis());
+        }
+      } else {
+        exchange.sendResponseHeaders(reply.status(), bytes.length);
+        exchange.getResponseBody().write(bytes);
+      }
     } catch (IOException e) {
-      // the client gave up (timeout test)
+      request.abandoned().complete(null); // the client gave up (a timeout, a cancel)
     } finally {
       exchange.close();
     }

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Streamable HTTP by hand over one shared HttpClient: cheap enough to hold hundreds of concurrent
@@ -48,19 +49,53 @@ public final class RawMcp {
 
   /** tools/call; returns the JSON-RPC result (from a JSON or an SSE response). */
   public JsonNode callTool(String tool, Map<String, Object> arguments) throws Exception {
+    return request("tools/call", Map.of("name", tool, "arguments", arguments));
+  }
+
+  /** A JSON-RPC request with id 1; returns its result (from a JSON or an SSE response). */
+  public JsonNode request(String method, Map<String, Object> params) throws Exception {
     String body =
         JSON.writeValueAsString(
-            Map.of(
-                "jsonrpc",
-                "2.0",
-                "id",
-                1,
-                "method",
-                "tools/call",
-                "params",
-                Map.of("name", tool, "arguments", arguments)));
-    HttpResponse<String> response = post(body);
-    for (String line : response.body().split("\n")) {
+            Map.of("jsonrpc", "2.0", "id", 1, "method", method, "params", params));
+    return result(post(body).body());
+  }
+
+  /** The JSON-RPC answer to request {@code id} in a response body (JSON or SSE), or null. */
+  public static JsonNode answer(String responseBody, Object id) throws IOException {
+    for (String line : responseBody.split("\n")) {
+      String data = line.startsWith("data:") ? line.substring(5).strip() : line.strip();
+      if (data.startsWith("{")) {
+        JsonNode node = JSON.readTree(data);
+        if (node.has("id") && node.get("id").equals(JSON.valueToTree(id))) {
+          return node;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** A tools/call request with this id, as sent on the wire. */
+  public static String toolCall(Object id, String tool, Map<String, Object> arguments)
+      throws IOException {
+    return JSON.writeValueAsString(
+        Map.of(
+            "jsonrpc",
+            "2.0",
+            "id",
+            id,
+            "method",
+            "tools/call",
+            "params",
+            Map.of("name", tool, "arguments", arguments)));
+  }
+
+  /** POSTs a raw JSON-RPC message on this session without waiting for the answer. */
+  public CompletableFuture<HttpResponse<String>> postAsync(String body) {
+    return HTTP.sendAsync(request(body), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static JsonNode result(String responseBody) throws IOException {
+    for (String line : responseBody.split("\n")) {
       String data = line.startsWith("data:") ? line.substring(5).strip() : line.strip();
       if (data.startsWith("{") && data.contains("\"id\"")) {
         JsonNode node = JSON.readTree(data);
@@ -72,7 +107,7 @@ public final class RawMcp {
         }
       }
     }
-    throw new IllegalStateException("no result in: " + response.body());
+    throw new IllegalStateException("no result in: " + responseBody);
   }
 
   /**
@@ -134,6 +169,10 @@ public final class RawMcp {
 
   /** POSTs a raw JSON-RPC message on this session. */
   public HttpResponse<String> post(String body) throws Exception {
+    return HTTP.send(request(body), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpRequest request(String body) {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(url))
             .timeout(Duration.ofSeconds(120))
@@ -146,6 +185,6 @@ public final class RawMcp {
     if (session != null) {
       b.header("Mcp-Session-Id", session);
     }
-    return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return b.build();
   }
 }
