@@ -32,6 +32,7 @@ import org.slf4j.LoggerFactory;
 public final class AgentLoop {
   private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_LOGGED_REASON = 500;
 
   private final String agent;
   private final String instruction;
@@ -181,12 +182,14 @@ public final class AgentLoop {
     metrics.toolCall(agent, server, "tool", result.ok(), took);
     ctx.progress().toolFinished(server, entry.tool(), result.ok());
     if (!result.ok()) {
+      // a tool's own error text can be as long as the server likes: the log gets its start
+      String text = result.text();
       LOG.info(
           "tool {}/{} failed for request {}: {}",
           server,
           entry.tool(),
           ctx.requestId(),
-          result.text());
+          text.length() <= MAX_LOGGED_REASON ? text : text.substring(0, MAX_LOGGED_REASON) + "…");
       return ToolExecutionResultMessage.from(
           request, "Error: " + server + "/" + entry.tool() + " failed: " + result.text());
     }
