@@ -52,7 +52,10 @@ final class DownstreamSession {
   private final Endpoint endpoint;
   private final McpAsyncClient client;
   private final Consumer<DownstreamSession> gone;
-  private int calls;
+  // the opening holds the session as a call would: a session gone while it initializes (its
+  // initialized notification refused) must not be closed under its own initialize, which the SDK
+  // then fails with a message of its internals
+  private int calls = 1;
   private int abandoned;
   private boolean retired;
   private boolean closed;
@@ -76,8 +79,12 @@ final class DownstreamSession {
     try {
       session.client.initialize().block(endpoint.timeout());
     } catch (RuntimeException e) {
-      session.closeClient();
+      session.close();
       throw e;
+    }
+    session.exit();
+    if (session.isClosed()) {
+      throw new DownstreamException("the server does not keep our MCP sessions");
     }
     LOG.debug("connected to {} at {}", endpoint.name(), endpoint.url());
     return session;

@@ -8,6 +8,8 @@ import java.net.ConnectException;
 import java.net.http.HttpConnectTimeoutException;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What the model and the logs are told about a failed downstream call: classified by exception
@@ -15,6 +17,8 @@ import java.util.concurrent.TimeoutException;
  * (docs/runtime.md, "Errors callers see").
  */
 final class Failures {
+  private static final Logger LOG = LoggerFactory.getLogger(Failures.class);
+
   /** The most of a server's own text (a JSON-RPC error message) passed on. */
   static final int MAX_SERVER_TEXT = 500;
 
@@ -45,7 +49,9 @@ final class Failures {
     if (Causes.find(e, IOException.class).orElse(null) instanceof IOException io) {
       return "the connection failed (" + bounded(messageOf(Causes.root(io))) + ")";
     }
-    return "failed (" + bounded(messageOf(Causes.root(e))) + ")";
+    // anything else is an error of the MCP client itself, whose message may name its internals
+    LOG.info("unclassified downstream failure: {}", bounded(String.valueOf(Causes.root(e))));
+    return "failed (an unexpected error in the MCP client; the agent's log has it)";
   }
 
   private static String messageOf(Throwable t) {

@@ -280,9 +280,14 @@ class DownstreamFailuresIT {
             callers.submit(() -> send(fleet, "***CALL_TOOL chaos__echo {\"chaos\": \"reset\"}")));
       }
       await().atMost(Duration.ofSeconds(30)).until(() -> proxy.heldBreaks() == 4);
+      // the healthy calls stay in flight, answered, until the resets have failed
+      proxy.holdAnswers();
       List<Future<String>> healthy = new ArrayList<>();
       for (int i = 0; i < 300; i++) {
-        healthy.add(callers.submit(() -> send(fleet, "***CALL_TOOL chaos__sleep {\"ms\": 3000}")));
+        String text = "healthy " + i;
+        healthy.add(
+            callers.submit(
+                () -> send(fleet, "***CALL_TOOL chaos__echo {\"text\": \"" + text + "\"}")));
       }
       await().atMost(Duration.ofSeconds(30)).until(() -> proxy.toolCallsInFlight() == 300);
       proxy.releaseBreaks();
@@ -290,8 +295,9 @@ class DownstreamFailuresIT {
         assertThat(reset.get(30, TimeUnit.SECONDS))
             .startsWith("Error: chaos/echo failed: the connection failed (");
       }
-      for (Future<String> call : healthy) {
-        assertThat(call.get(60, TimeUnit.SECONDS)).isEqualTo("slept");
+      proxy.releaseAnswers();
+      for (int i = 0; i < healthy.size(); i++) {
+        assertThat(healthy.get(i).get(60, TimeUnit.SECONDS)).isEqualTo("healthy " + i);
       }
       assertThat(get(fleet.registryBase() + "/metrics"))
           .contains(

@@ -86,6 +86,7 @@ public final class ChaosProxy implements AutoCloseable {
   private final AtomicInteger held = new AtomicInteger();
   private final AtomicReference<Break> breakAll = new AtomicReference<>();
   private volatile CountDownLatch hold = new CountDownLatch(0);
+  private volatile CountDownLatch answers = new CountDownLatch(0);
   private volatile boolean forgetEach;
 
   private ChaosProxy(int upstreamPort) throws IOException {
@@ -116,6 +117,18 @@ public final class ChaosProxy implements AutoCloseable {
 
   public void releaseBreaks() {
     hold.countDown();
+  }
+
+  /**
+   * Answers to tool calls passed on from now on wait, complete, for {@link #releaseAnswers()}: the
+   * calls stay in flight (without holding the server, whose SDK runs 20 tools at once on 2 cores).
+   */
+  public void holdAnswers() {
+    answers = new CountDownLatch(1);
+  }
+
+  public void releaseAnswers() {
+    answers.countDown();
   }
 
   /** Breaks waiting for {@link #releaseBreaks()}. */
@@ -215,7 +228,7 @@ public final class ChaosProxy implements AutoCloseable {
         maxToolCallsInFlight.accumulateAndGet(toolCallsInFlight.incrementAndGet(), Math::max);
       }
       try {
-        forward(client, lines, headers, body);
+        forward(client, lines, headers, body, toolCall ? answers : null);
       } finally {
         if (toolCall) {
           toolCallsInFlight.decrementAndGet();
@@ -242,9 +255,13 @@ public final class ChaosProxy implements AutoCloseable {
     }
   }
 
-  /** Passes the request on with {@code Connection: close}, and the answer back as it streams. */
-  private void forward(Socket client, String[] lines, Map<String, String> headers, byte[] body)
-      throws IOException {
+  /**
+   * Passes the request on with {@code Connection: close}, and the answer back as it streams, or
+   * whole once {@code held} opens.
+   */
+  private void forward(
+      Socket client, String[] lines, Map<String, String> headers, byte[] body, CountDownLatch held)
+      throws IOException, InterruptedException {
     try (Socket upstream = new Socket(InetAddress.getLoopbackAddress(), upstreamPort)) {
       open.add(upstream);
       StringBuilder request = new StringBuilder(lines[0]).append("\r\n");
@@ -278,6 +295,15 @@ public final class ChaosProxy implements AutoCloseable {
         }
       }
       answer.append("Connection: close\r\n\r\n");
+      if (held != null && held.getCount() > 0) {
+        byte[] rest = fromUpstream.readAllBytes();
+        held.await();
+        OutputStream toClient = client.getOutputStream();
+        toClient.write(answer.toString().getBytes(StandardCharsets.ISO_8859_1));
+        toClient.write(rest);
+        toClient.flush();
+        return;
+      }
       OutputStream toClient = client.getOutputStream();
       toClient.write(answer.toString().getBytes(StandardCharsets.ISO_8859_1));
       toClient.flush();
@@ -388,6 +414,7 @@ public final class ChaosProxy implements AutoCloseable {
   @Override
   public void close() throws IOException {
     releaseBreaks();
+    releaseAnswers();
     listener.close();
     for (Socket s : List.copyOf(open)) {
       s.close();

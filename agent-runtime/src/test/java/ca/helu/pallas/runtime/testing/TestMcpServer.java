@@ -105,10 +105,6 @@ public final class TestMcpServer implements AutoCloseable {
                               .addTextContent("the fail tool always fails")
                               .isError(true)
                               .build()))
-              // tools run on the request's own (virtual) thread: by default the SDK runs them on
-              // Reactor's bounded elastic pool, 10 per core, which would make this server answer
-              // 20 calls at once on 2 cores and queue the rest
-              .immediateExecution(true)
               .build();
       host = HttpHost.builder("127.0.0.1", port).servlet("/mcp", transport).build().start();
     } else {
