@@ -122,12 +122,17 @@ class DownstreamFailuresIT {
       int inFlightAtTheBreaks;
       try (Load load = new Load(chaos, 50, 300)) {
         await().until(() -> proxy.toolCallsInFlight() >= 40);
+        long released = System.nanoTime();
         proxy.releaseBreaks();
         for (Future<ToolResult> f : broken) {
           ToolResult result = f.get(10, TimeUnit.SECONDS);
           assertThat(result.ok()).as(how + ": the broken call fails").isFalse();
           assertThat(result.text()).as(how + ": and says why").startsWith(expected(how));
         }
+        System.out.printf(
+            "downstream failures: %s failed 4 calls within %d ms of the break, beside %d in"
+                + " flight%n",
+            how, (System.nanoTime() - released) / 1_000_000, proxy.toolCallsInFlight());
         inFlightAtTheBreaks = proxy.toolCallsInFlight();
         // and later calls work: a few more rounds of the load
         int before = load.results.size();
@@ -201,6 +206,9 @@ class DownstreamFailuresIT {
                         + " calls use a new session",
                     "the server does not keep our MCP sessions");
           });
+      System.out.printf(
+          "downstream failures: a server losing every session: %d calls refused, %d initializes%n",
+          results.size(), proxy.initializes());
       assertThat(proxy.initializes())
           .as("one opening at a time, backed off: not one per refused call of %s", results.size())
           .isBetween(2, 12);
