@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -45,7 +46,7 @@ final class DownstreamSession {
       Map<String, String> headers,
       boolean forwardBearer,
       Duration timeout,
-      HttpClient http,
+      Supplier<HttpClient> http,
       Consumer<McpSchema.ProgressNotification> progress,
       Runnable toolsChanged) {}
 
@@ -68,7 +69,7 @@ final class DownstreamSession {
     this.endpoint = endpoint;
     this.gone = gone;
     this.client =
-        client(endpoint, new DownstreamHttpClient(endpoint.http(), () -> gone.accept(this)));
+        client(endpoint, new DownstreamHttpClient(endpoint.http().get(), () -> gone.accept(this)));
   }
 
   /**

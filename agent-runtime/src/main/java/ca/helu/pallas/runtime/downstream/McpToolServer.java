@@ -49,7 +49,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Predicate<String> exposed;
   private final int maxConcurrentCalls;
   private final Semaphore slots;
-  private final HttpClient http;
+  private HttpClient http;
   private final SessionKeeper sessions;
   private final CallHealth health = new CallHealth();
   private final ConcurrentHashMap<String, Progress> relays = new ConcurrentHashMap<>();
@@ -79,19 +79,19 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     this.maxConcurrentCalls = maxConcurrentCalls;
     // fair: calls past the bound get their turn in arrival order
     this.slots = new Semaphore(maxConcurrentCalls, true);
-    // one client for every session of this server: an SDK transport would build one each, with a
-    // selector thread each
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(CONNECT_TIMEOUT)
-            .build();
     boolean forwardBearer =
         forwardInboundAuth
             && headers.keySet().stream().noneMatch("Authorization"::equalsIgnoreCase);
     DownstreamSession.Endpoint endpoint =
         new DownstreamSession.Endpoint(
-            name, url, this.headers, forwardBearer, timeout, http, this::relay, () -> tools = null);
+            name,
+            url,
+            this.headers,
+            forwardBearer,
+            timeout,
+            this::http,
+            this::relay,
+            () -> tools = null);
     this.sessions =
         new SessionKeeper(
             name,
@@ -102,6 +102,22 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
               tools = null;
               return session;
             });
+  }
+
+  /**
+   * One client for every session of this server (an SDK transport would build one each, with a
+   * selector thread each), built on first use: building one initialises TLS, which an agent that
+   * never calls this server does not need at startup.
+   */
+  private synchronized HttpClient http() {
+    if (http == null) {
+      http =
+          HttpClient.newBuilder()
+              .version(HttpClient.Version.HTTP_1_1)
+              .connectTimeout(CONNECT_TIMEOUT)
+              .build();
+    }
+    return http;
   }
 
   @Override
@@ -280,6 +296,10 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   public void close() {
     // closing a session sends its DELETE before returning; an orderly shutdown lets it go out
     sessions.close();
-    http.shutdown();
+    synchronized (this) {
+      if (http != null) {
+        http.shutdown();
+      }
+    }
   }
 }

@@ -77,9 +77,7 @@ final class SessionKeeper implements AutoCloseable {
           if (failures > 1 && System.nanoTime() - retryAt < 0) {
             throw lastFailure;
           }
-          opening =
-              CompletableFuture.supplyAsync(() -> opener.apply(this::retire), OPENERS)
-                  .whenComplete(this::opened);
+          opening = open();
         }
         pending = opening;
       }
@@ -95,6 +93,32 @@ final class SessionKeeper implements AutoCloseable {
         throw new DownstreamException("interrupted while connecting");
       }
     }
+  }
+
+  /**
+   * Starts opening a session on its own thread (a caller giving up does not stop it); the state is
+   * updated before the future completes, so a caller woken by it finds the session current.
+   */
+  private CompletableFuture<DownstreamSession> open() {
+    CompletableFuture<DownstreamSession> result = new CompletableFuture<>();
+    OPENERS.execute(() -> {
+      DownstreamSession session;
+      try {
+        session = opener.apply(this::retire);
+      } catch (RuntimeException | Error e) {
+        // an Error too, or the callers waiting on this opening would wait their full timeout and
+        // none would ever start another
+        opened(null, e);
+        result.completeExceptionally(e);
+        if (e instanceof Error error) {
+          throw error;
+        }
+        return;
+      }
+      opened(session, null);
+      result.complete(session);
+    });
+    return result;
   }
 
   private void opened(DownstreamSession session, Throwable error) {
