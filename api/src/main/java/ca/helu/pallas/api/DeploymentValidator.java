@@ -135,6 +135,7 @@ public final class DeploymentValidator {
       }
       checkUrl(at + ".url", server.url(), p);
       positive(at + ".timeoutSeconds", server.timeoutSeconds(), p);
+      between(at + ".maxConcurrentCalls", server.maxConcurrentCalls(), 1, 100_000, p);
       List<HeaderSpec> headers = server.effectiveHeaders();
       for (int h = 0; h < headers.size(); h++) {
         checkHeader(at + ".headers[" + h + "]", headers.get(h), p);
@@ -310,6 +311,12 @@ public final class DeploymentValidator {
     }
   }
 
+  private static void between(String at, Integer value, int min, int max, List<String> p) {
+    if (value != null && (value < min || value > max)) {
+      p.add(at + ": " + value + " must be between " + min + " and " + max);
+    }
+  }
+
   private static void positive(String at, Integer value, List<String> p) {
     if (value != null && value < 1) {
       p.add(at + ": " + value + " must be >= 1");
@@ -406,8 +413,7 @@ public final class DeploymentValidator {
     }
     positive(at + ".topK", r.topK(), p);
     positive(at + ".maxTokens", r.maxTokens(), p);
-    if (r.maxIterations() != null && (r.maxIterations() < 1 || r.maxIterations() > 1000)) {
-      p.add(at + ".maxIterations: " + r.maxIterations() + " must be between 1 and 1000");
-    }
+    between(at + ".maxIterations", r.maxIterations(), 1, 1000, p);
+    between(at + ".maxParallelToolCalls", r.maxParallelToolCalls(), 1, 1000, p);
   }
 }

@@ -2,6 +2,7 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
@@ -34,9 +35,26 @@ public record McpServerSpec(
     @JsonPropertyDescription(
             "Seconds a tool call on this server may take before it fails. Default 120.")
         @Min(1)
-        Integer timeoutSeconds) {
+        Integer timeoutSeconds,
+    @JsonPropertyDescription(
+            "Tool calls to this server in flight at once, all of an agent's callers together; more"
+                + " wait (at most timeoutSeconds) for a free place. Default 256.")
+        @Min(1)
+        @Max(100000)
+        Integer maxConcurrentCalls) {
 
   public static final int DEFAULT_TIMEOUT_SECONDS = 120;
+
+  /**
+   * Above what one agent sends a server under normal load, so calls never wait there today; below
+   * the 512 requests an agent answers at once, so a peer agent is never asked for more than it
+   * takes (docs/runtime.md, Limits).
+   */
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS = 256;
+
+  public int effectiveMaxConcurrentCalls() {
+    return maxConcurrentCalls == null ? DEFAULT_MAX_CONCURRENT_CALLS : maxConcurrentCalls;
+  }
 
   public int effectiveTimeoutSeconds() {
     return timeoutSeconds == null ? DEFAULT_TIMEOUT_SECONDS : timeoutSeconds;

@@ -25,12 +25,25 @@ public record RequestParams(
         Integer maxIterations,
     @JsonPropertyDescription("Run a turn's tool calls in parallel. Default true.")
         Boolean parallelToolCalls,
+    @JsonPropertyDescription(
+            "Tool calls of one LLM answer in flight at once when they run in parallel; the rest"
+                + " wait for a free place. Default 16.")
+        @Min(1)
+        @Max(1000)
+        Integer maxParallelToolCalls,
     @JsonPropertyDescription("Keep and send the conversation history. Default true.")
         Boolean useHistory) {
 
   public static final int DEFAULT_MAX_ITERATIONS = 20;
+
+  /**
+   * Above the handful of parallel tool calls models put in one answer, so normal answers run all at
+   * once as before; a runaway answer with hundreds runs 16 at a time (docs/runtime.md, Limits).
+   */
+  public static final int DEFAULT_MAX_PARALLEL_TOOL_CALLS = 16;
+
   public static final RequestParams DEFAULTS =
-      new RequestParams(null, null, null, null, null, null, null);
+      new RequestParams(null, null, null, null, null, null, null, null);
 
   public int effectiveMaxIterations() {
     return maxIterations == null ? DEFAULT_MAX_ITERATIONS : maxIterations;
@@ -38,6 +51,10 @@ public record RequestParams(
 
   public boolean effectiveParallelToolCalls() {
     return parallelToolCalls == null || parallelToolCalls;
+  }
+
+  public int effectiveMaxParallelToolCalls() {
+    return maxParallelToolCalls == null ? DEFAULT_MAX_PARALLEL_TOOL_CALLS : maxParallelToolCalls;
   }
 
   public boolean effectiveUseHistory() {

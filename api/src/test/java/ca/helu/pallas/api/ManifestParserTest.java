@@ -307,12 +307,13 @@ class ManifestParserTest {
                       headers:
                         - {name: "Bad Header", value: v}
                         - {name: X-Token}
+                      maxConcurrentCalls: 0
                   agents:
                     - name: a
                     - name: b
                       model: gpt4
                       description: ""
-                      requestParams: {temperature: 3, maxIterations: 0}
+                      requestParams: {temperature: 3, maxIterations: 0, maxParallelToolCalls: 1001}
                 """);
     assertThat(p)
         .contains(
@@ -321,7 +322,9 @@ class ManifestParserTest {
             "spec.mcpServers[0].headers[1]: set exactly one of value and valueFrom",
             "spec.agents[0].model: required when spec.defaultModel is not set",
             "spec.agents[1].requestParams.temperature: 3.0 must be between 0 and 2",
-            "spec.agents[1].requestParams.maxIterations: 0 must be between 1 and 1000")
+            "spec.agents[1].requestParams.maxIterations: 0 must be between 1 and 1000",
+            "spec.agents[1].requestParams.maxParallelToolCalls: 1001 must be between 1 and 1000",
+            "spec.mcpServers[0].maxConcurrentCalls: 0 must be between 1 and 100000")
         .anyMatch(m -> m.startsWith("spec.agents[1].model: 'gpt4' is not a model"))
         .anyMatch(m -> m.startsWith("spec.agents[1].description: must be 1 to 100 characters"));
   }

@@ -54,11 +54,20 @@ public final class McpToolServers {
           headers(agent, server),
           server.effectiveForwardInboundAuth(),
           Duration.ofSeconds(server.effectiveTimeoutSeconds()),
-          tool -> true);
+          tool -> true,
+          server.effectiveMaxConcurrentCalls());
     }
     AgentSpec peer = spec.agent(name).orElseThrow();
+    // a peer agent is no mcpServers entry: it gets the default bound, below the requests a peer
+    // answers at once (docs/runtime.md, Limits)
     return new McpToolServer(
-        name, peerUrl.apply(peer), Map.of(), false, peerTimeout, peer.name()::equals);
+        name,
+        peerUrl.apply(peer),
+        Map.of(),
+        false,
+        peerTimeout,
+        peer.name()::equals,
+        McpServerSpec.DEFAULT_MAX_CONCURRENT_CALLS);
   }
 
   private Map<String, String> headers(AgentSpec agent, McpServerSpec server) {

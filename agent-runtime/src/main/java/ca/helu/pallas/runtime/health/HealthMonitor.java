@@ -25,8 +25,12 @@ import java.util.function.Supplier;
  * every call).
  */
 public final class HealthMonitor implements AutoCloseable {
-  /** A downstream server to probe. */
-  public record Target(String name, String url, Map<String, String> headers) {}
+  /** A downstream server to probe, and how its calls have gone lately. */
+  public record Target(String name, String url, Map<String, String> headers, CallHealth calls) {
+    public Target(String name, String url, Map<String, String> headers) {
+      this(name, url, headers, CallHealth.NONE);
+    }
+  }
 
   private final List<Target> targets;
   private final InitializeProbe probe;
@@ -102,16 +106,23 @@ public final class HealthMonitor implements AutoCloseable {
       refresh();
     }
     List<String> down = new ArrayList<>();
+    List<String> failing = new ArrayList<>();
     for (Target t : targets) {
       CheckResult r = latest.get(t.name());
       if (r != null && !r.ok()) {
         down.add(t.name());
+      } else {
+        // answering initialize is not enough: a server whose calls fail is not healthy either
+        t.calls().failing().ifPresent(why -> failing.add(t.name() + " (" + why + ")"));
       }
     }
     CheckResult llm = provider.get();
     List<String> problems = new ArrayList<>();
     if (!down.isEmpty()) {
       problems.add("Unreachable: " + String.join(", ", down));
+    }
+    if (!failing.isEmpty()) {
+      problems.add("Calls failing: " + String.join(", ", failing));
     }
     if (llm != null && !llm.ok()) {
       problems.add("LLM: " + providerName + ": " + llm.message());

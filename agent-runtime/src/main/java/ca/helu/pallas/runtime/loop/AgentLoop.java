@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +32,7 @@ import org.slf4j.LoggerFactory;
 public final class AgentLoop {
   private static final Logger LOG = LoggerFactory.getLogger(AgentLoop.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_LOGGED_REASON = 500;
 
   private final String agent;
   private final String instruction;
@@ -148,38 +149,39 @@ public final class AgentLoop {
 
   private List<ToolExecutionResultMessage> execute(
       List<ToolExecutionRequest> requests, ToolIndex tools, CallContext ctx) {
-    if (requests.size() == 1 || !params.effectiveParallelToolCalls()) {
+    int workers = Math.min(requests.size(), params.effectiveMaxParallelToolCalls());
+    if (workers == 1 || !params.effectiveParallelToolCalls()) {
       List<ToolExecutionResultMessage> results = new ArrayList<>();
       for (ToolExecutionRequest r : requests) {
         results.add(executeOne(r, tools, ctx));
       }
       return results;
     }
+    // at most maxParallelToolCalls of the answer's calls in flight (docs/runtime.md, Limits): that
+    // many virtual threads take the calls in order, so the rest wait as list entries, not threads
+    ToolExecutionResultMessage[] results = new ToolExecutionResultMessage[requests.size()];
+    AtomicInteger next = new AtomicInteger();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-      List<Future<ToolExecutionResultMessage>> futures = new ArrayList<>();
-      for (ToolExecutionRequest r : requests) {
-        futures.add(pool.submit(() -> executeOne(r, tools, ctx)));
+      for (int w = 0; w < workers; w++) {
+        pool.submit(() -> {
+          // a call that stops starts none of its tool calls not yet started
+          for (int i = next.getAndIncrement();
+              i < results.length && !ctx.cancellation().stopped();
+              i = next.getAndIncrement()) {
+            results[i] = executeOne(requests.get(i), tools, ctx);
+          }
+        });
       }
-      List<ToolExecutionResultMessage> results = new ArrayList<>();
-      for (int i = 0; i < futures.size(); i++) {
-        try {
-          results.add(futures.get(i).get());
-        } catch (InterruptedException e) {
-          // the call stopped (docs/runtime.md, "Deadlines and cancellation"): its tool calls stop
-          // too, and the remaining results are not awaited
-          Thread.currentThread().interrupt();
-          pool.shutdownNow();
-          results.add(
-              ToolExecutionResultMessage.from(
-                  requests.get(i), "Error: the tool call was interrupted"));
-        } catch (Exception e) {
-          results.add(
-              ToolExecutionResultMessage.from(
-                  requests.get(i), "Error: the tool call was interrupted"));
-        }
-      }
-      return results;
     }
+    List<ToolExecutionResultMessage> answered = new ArrayList<>(results.length);
+    for (int i = 0; i < results.length; i++) {
+      answered.add(
+          results[i] != null
+              ? results[i]
+              : ToolExecutionResultMessage.from(
+                  requests.get(i), "Error: the tool call was interrupted"));
+    }
+    return answered;
   }
 
   private ToolExecutionResultMessage executeOne(
@@ -213,12 +215,14 @@ public final class AgentLoop {
     metrics.toolCall(agent, server, "tool", result.ok(), took);
     ctx.progress().toolFinished(server, entry.tool(), result.ok());
     if (!result.ok()) {
+      // a tool's own error text can be as long as the server likes: the log gets its start
+      String text = result.text();
       LOG.info(
           "tool {}/{} failed for request {}: {}",
           server,
           entry.tool(),
           ctx.requestId(),
-          result.text());
+          text.length() <= MAX_LOGGED_REASON ? text : text.substring(0, MAX_LOGGED_REASON) + "…");
       return ToolExecutionResultMessage.from(
           request, "Error: " + server + "/" + entry.tool() + " failed: " + result.text());
     }

@@ -237,6 +237,25 @@ public final class PallasMetrics {
         open);
   }
 
+  /**
+   * pallas_tool_calls_in_flight{agent, server} and pallas_tool_calls_waiting{agent, server}: an
+   * agent's calls to one downstream server running, and waiting for a place under its
+   * maxConcurrentCalls.
+   */
+  public void toolCallsAtOnce(
+      String agent, String server, IntSupplier inFlight, IntSupplier waiting) {
+    Gauge.builder("pallas.tool.calls.in.flight", inFlight, v -> v.getAsInt())
+        .strongReference(true)
+        .description("Tool calls to the server in flight (at most its maxConcurrentCalls)")
+        .tags("agent", agent, "server", server)
+        .register(registry);
+    Gauge.builder("pallas.tool.calls.waiting", waiting, v -> v.getAsInt())
+        .strongReference(true)
+        .description("Tool calls waiting for a place under the server's maxConcurrentCalls")
+        .tags("agent", agent, "server", server)
+        .register(registry);
+  }
+
   /** A gauge of one agent, read from {@code value} at each scrape. */
   private void agentGauge(String name, String help, String agent, LongSupplier value) {
     Gauge.builder(name, value, v -> v.getAsLong())

@@ -122,10 +122,13 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     ModelRef m = ModelRef.of(spec.modelOf(agent));
     ModelChooser.Choice model = models.choose(spec, agent);
     List<McpToolServer> servers = toolServers.of(spec, agent, peers::of);
+    for (McpToolServer server : servers) {
+      metrics.toolCallsAtOnce(agent.name(), server.name(), server::inFlight, server::waiting);
+    }
     HealthMonitor monitor =
         new HealthMonitor(
             servers.stream()
-                .map(s -> new HealthMonitor.Target(s.name(), s.url(), s.headers()))
+                .map(s -> new HealthMonitor.Target(s.name(), s.url(), s.headers(), s.callHealth()))
                 .toList(),
             new InitializeProbe(this::http, timings.probeTimeout()),
             m.provider(),

@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.loop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.RequestParams;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
@@ -13,15 +14,21 @@ import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -51,10 +58,16 @@ class AgentLoopTest {
     }
   }
 
-  /** Server "t": "meet" waits for a second concurrent call, "count" records its thread. */
+  /**
+   * Server "t": "meet" waits for a second concurrent call, "count" records its thread, "gate" waits
+   * for a permit of {@link #gate} and counts the calls in it at once.
+   */
   static final class Tools implements ToolServer {
     final CyclicBarrier meet = new CyclicBarrier(2);
     final List<Thread> countedOn = new CopyOnWriteArrayList<>();
+    final Semaphore gate = new Semaphore(0);
+    final AtomicInteger atGate = new AtomicInteger();
+    final AtomicInteger mostAtGate = new AtomicInteger();
 
     @Override
     public String name() {
@@ -63,7 +76,7 @@ class AgentLoopTest {
 
     @Override
     public List<McpSchema.Tool> tools() {
-      return List.of(tool("meet"), tool("count"), tool("boom"));
+      return List.of(tool("meet"), tool("count"), tool("boom"), tool("gate"));
     }
 
     private static McpSchema.Tool tool(String name) {
@@ -88,21 +101,39 @@ class AgentLoopTest {
           countedOn.add(Thread.currentThread());
           yield ToolResult.ok("counted");
         }
+        case "gate" -> {
+          mostAtGate.accumulateAndGet(atGate.incrementAndGet(), Math::max);
+          try {
+            gate.acquire();
+            yield ToolResult.ok("passed");
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            yield ToolResult.failed("interrupted");
+          } finally {
+            atGate.decrementAndGet();
+          }
+        }
         default -> ToolResult.failed("it broke");
       };
     }
   }
 
+  private static final Executor VIRTUAL = task -> Thread.ofVirtual().start(task);
+
   private final ScriptedModel model = new ScriptedModel();
   private final Tools tools = new Tools();
 
   private AgentLoop loop(Integer maxIterations, Boolean parallel) {
+    return loop(maxIterations, parallel, null);
+  }
+
+  private AgentLoop loop(Integer maxIterations, Boolean parallel, Integer maxParallel) {
     return new AgentLoop(
         "a",
         "be brief",
         model,
         List.of(tools),
-        new RequestParams(null, null, null, null, maxIterations, parallel, null),
+        new RequestParams(null, null, null, null, maxIterations, parallel, maxParallel, null),
         new PallasMetrics(),
         exposed -> ToolSpecification.builder().name(exposed.exposedName()).build());
   }
@@ -134,7 +165,47 @@ class AgentLoopTest {
         .containsExactly("met", "met");
     assertThat(model.requests.get(1).toolSpecifications())
         .extracting(ToolSpecification::name)
-        .containsExactlyInAnyOrder("t__meet", "t__count", "t__boom");
+        .containsExactlyInAnyOrder("t__meet", "t__count", "t__boom", "t__gate");
+  }
+
+  @Test
+  void oneAnswersToolCallsInFlightAtOnceAreBoundedByMaxParallelToolCalls() throws Exception {
+    String[] ten = new String[10];
+    Arrays.fill(ten, "t__gate");
+    model.script.add(calls(ten));
+    model.script.add(AiMessage.from("done"));
+    CompletableFuture<TurnResult> turn =
+        CompletableFuture.supplyAsync(() -> run(loop(null, null, 3)), VIRTUAL);
+    // let the calls through one by one: each time, the bound's worth are at the gate, never more
+    for (int passed = 0; passed < 10; passed++) {
+      int expected = Math.min(3, 10 - passed);
+      await().atMost(Duration.ofSeconds(5)).until(() -> tools.atGate.get() == expected);
+      tools.gate.release();
+    }
+    TurnResult result = turn.get(5, TimeUnit.SECONDS);
+    assertThat(result.ok()).isTrue();
+    assertThat(tools.mostAtGate.get()).isEqualTo(3);
+    assertThat(result.messages())
+        .filteredOn(m -> m instanceof ToolExecutionResultMessage)
+        .extracting(m -> ((ToolExecutionResultMessage) m).text())
+        .hasSize(10)
+        .containsOnly("passed");
+  }
+
+  @Test
+  void theDefaultBoundLetsSixteenCallsOfOneAnswerRunAtOnce() throws Exception {
+    String[] twenty = new String[20];
+    Arrays.fill(twenty, "t__gate");
+    model.script.add(calls(twenty));
+    model.script.add(AiMessage.from("done"));
+    CompletableFuture<TurnResult> turn =
+        CompletableFuture.supplyAsync(() -> run(loop(null, null)), VIRTUAL);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> tools.atGate.get() == RequestParams.DEFAULT_MAX_PARALLEL_TOOL_CALLS);
+    tools.gate.release(20);
+    assertThat(turn.get(5, TimeUnit.SECONDS).ok()).isTrue();
+    assertThat(tools.mostAtGate.get()).isEqualTo(16);
   }
 
   @Test

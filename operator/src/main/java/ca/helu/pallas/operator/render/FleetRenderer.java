@@ -240,7 +240,8 @@ public final class FleetRenderer {
                 server.url(),
                 headers,
                 server.forwardInboundAuth(),
-                server.timeoutSeconds()));
+                server.timeoutSeconds(),
+                server.maxConcurrentCalls()));
       }
     }
     return new PallasDeploymentSpec(

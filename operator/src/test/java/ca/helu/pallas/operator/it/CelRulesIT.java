@@ -164,6 +164,19 @@ class CelRulesIT {
             "spec.agents[0].requestParams.temperature",
             "less than or equal to 2"),
         rule(
+            "tool calls of one answer at once",
+            "fleet",
+            "agents: [{name: a, requestParams: {maxParallelToolCalls: 0}}]",
+            "spec.agents[0].requestParams.maxParallelToolCalls",
+            "greater than or equal to 1"),
+        rule(
+            "calls to a server at once",
+            "fleet",
+            "mcpServers: [{name: s, url: 'http://s/mcp', maxConcurrentCalls: 100001}]\n"
+                + "  agents: [{name: a}]",
+            "spec.mcpServers[0].maxConcurrentCalls",
+            "less than or equal to 100000"),
+        rule(
             "description length",
             "fleet",
             "agents: [{name: a, description: '" + "d".repeat(101) + "'}]",
