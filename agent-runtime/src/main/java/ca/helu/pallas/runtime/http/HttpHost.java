@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.http;
 
 import io.undertow.Undertow;
 import io.undertow.UndertowOptions;
+import io.undertow.server.DefaultByteBufferPool;
 import io.undertow.server.HttpHandler;
 import io.undertow.server.HttpServerExchange;
 import io.undertow.server.handlers.PathHandler;
@@ -156,6 +157,9 @@ public final class HttpHost implements AutoCloseable {
       send(exchange, up ? 200 : 503, "text/plain; charset=utf-8", up ? ok : no);
     });
   }
+
+  /** Bytes of each buffer Undertow reads and writes with. */
+  private static final int BUFFER_SIZE = 16 * 1024;
 
   /** Default of {@link Builder#bodyTimeout}. */
   public static final Duration DEFAULT_BODY_TIMEOUT = Duration.ofSeconds(30);
@@ -323,8 +327,11 @@ public final class HttpHost implements AutoCloseable {
               .addHttpListener(port, bindAddress)
               .setIoThreads(Math.max(2, cores))
               .setWorkerThreads(Math.max(8, cores * 8))
-              .setDirectBuffers(false)
-              .setBufferSize(16 * 1024)
+              // heap buffers (PERF-NOTES: direct ones kept RSS far above -Xmx), pooled without
+              // thread-local caches: a call's writes run on its own virtual thread, whose cache
+              // (up to 4 buffers) would be reclaimed only by a finalizer once the thread ended
+              // (docs/runtime.md, "Memory")
+              .setByteBufferPool(new DefaultByteBufferPool(false, BUFFER_SIZE, 256, 0))
               // no entity limit here (Undertow's default is 10 MiB): McpEdgeFilter reads at most
               // the body limit + 1 and refuses past it with a JSON-RPC error naming it; the other
               // paths read no body
