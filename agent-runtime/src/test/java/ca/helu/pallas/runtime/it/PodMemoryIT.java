@@ -94,6 +94,18 @@ class PodMemoryIT {
     return url.group(1).replace("localhost", "127.0.0.1");
   }
 
+  /** A one-agent manifest ("a") with this spec besides the registry's port. */
+  private static String manifest(String spec) {
+    return """
+    apiVersion: pallas.helu.ca/v1alpha1
+    kind: PallasDeployment
+    metadata: {name: pod}
+    spec:
+      registry: {port: ${port:registry}}
+    """
+        + spec;
+  }
+
   private String log() throws IOException {
     return Files.readString(dir.resolve("agent.log"));
   }
@@ -115,17 +127,13 @@ class PodMemoryIT {
     try (FakeLlmServer llm = FakeLlmServer.openAi("m")) {
       String url =
           start(
-              """
-              apiVersion: pallas.helu.ca/v1alpha1
-              kind: PallasDeployment
-              metadata: {name: pod}
-              spec:
-                registry: {port: ${port:registry}}
-                defaultModel: openai.m
-                providers: {openai: {baseUrl: "%s"}}
-                modelCapabilities: {vision: true, contextWindow: 4000000}
-                agents: [{name: a, port: ${port:a}, instanceScope: connection}]
-              """
+              manifest(
+                      """
+                        defaultModel: openai.m
+                        providers: {openai: {baseUrl: "%s"}}
+                        modelCapabilities: {vision: true, contextWindow: 4000000}
+                        agents: [{name: a, port: ${port:a}, instanceScope: connection}]
+                      """)
                   .formatted(llm.baseUrl()),
               podJvm());
       RawMcp session = RawMcp.open(url, null);
@@ -180,15 +188,11 @@ class PodMemoryIT {
   void aThousandSlowCallsAreAllAnswered() throws Exception {
     String url =
         start(
-            """
-            apiVersion: pallas.helu.ca/v1alpha1
-            kind: PallasDeployment
-            metadata: {name: pod}
-            spec:
-              registry: {port: ${port:registry}}
-              defaultModel: slow
-              agents: [{name: a, port: ${port:a}, instanceScope: request}]
-            """,
+            manifest(
+                """
+                  defaultModel: slow
+                  agents: [{name: a, port: ${port:a}, instanceScope: request}]
+                """),
             podJvm());
     String session = RawMcp.open(url, null).session();
     String call =
@@ -221,15 +225,11 @@ class PodMemoryIT {
   void aBodyThatFailsWhileReadGivesItsShareBack() throws Exception {
     String url =
         start(
-            """
-            apiVersion: pallas.helu.ca/v1alpha1
-            kind: PallasDeployment
-            metadata: {name: pod}
-            spec:
-              registry: {port: ${port:registry}}
-              defaultModel: passthrough
-              agents: [{name: a, port: ${port:a}}]
-            """,
+            manifest(
+                """
+                  defaultModel: passthrough
+                  agents: [{name: a, port: ${port:a}}]
+                """),
             List.of("-Xmx64m", "-XX:+UseSerialGC"),
             "--max-body-size",
             "80",
