@@ -161,8 +161,11 @@ class ClusterFleetIT {
   @Test
   @Order(3)
   void prometheusConfiguredByThePrometheusOperatorScrapesEveryPod() throws Exception {
-    cluster.kubectl(
-        "apply", "--server-side", "-f", KubeCluster.SERVICE_MONITOR_CRD.getParent().toString());
+    String crds = KubeCluster.SERVICE_MONITOR_CRD.getParent().toString();
+    cluster.kubectl("apply", "--server-side", "-f", crds);
+    // a kind is served only once its CRD is established: applying a Prometheus before that fails
+    // with "no matches for kind" (seen in CI)
+    cluster.kubectl("wait", "--for", "condition=Established", "--timeout=120s", "-f", crds);
     String monitoring =
         Files.readString(NodeCluster.ROOT.resolve("e2e/cluster/monitoring.yaml"))
             .replace("PROMETHEUS_OPERATOR_IMAGE", images.get("prometheus-operator").tag())
