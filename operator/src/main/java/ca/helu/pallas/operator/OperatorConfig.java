@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 
 /**
  * The operator's configuration, read once from its environment (docs/operator.md).
@@ -20,6 +21,8 @@ import java.util.TreeSet;
  * @param leaderElection whether replicas elect a leader on a Lease before reconciling
  * @param leaseName the Lease's name
  * @param leaseNamespace the Lease's namespace (the operator's own)
+ * @param leaseIdentity who this replica is on the Lease: its pod's name ({@code HOSTNAME}), else a
+ *     random id
  * @param logLevel root log level
  * @param httpPort port of /metrics, /livez and /readyz (0: any free port)
  * @param drainSeconds how long an agent pod drains calls on SIGTERM
@@ -33,6 +36,7 @@ public record OperatorConfig(
     boolean leaderElection,
     String leaseName,
     String leaseNamespace,
+    String leaseIdentity,
     String logLevel,
     int httpPort,
     int drainSeconds) {
@@ -61,9 +65,18 @@ public record OperatorConfig(
         bool(env, "PALLAS_LEADER_ELECTION", false),
         env.getOrDefault("PALLAS_LEASE_NAME", "pallas-operator"),
         env.getOrDefault("PALLAS_LEASE_NAMESPACE", env.getOrDefault("POD_NAMESPACE", "default")),
+        leaseIdentity(env),
         env.getOrDefault("PALLAS_LOG_LEVEL", "INFO").toUpperCase(Locale.ROOT),
         number(env, "PALLAS_HTTP_PORT", 8080),
         number(env, "PALLAS_DRAIN_SECONDS", 30));
+  }
+
+  /** The pod's name, which a container's HOSTNAME is; outside a pod, a random id. */
+  private static String leaseIdentity(Map<String, String> env) {
+    String hostname = env.get("HOSTNAME");
+    return hostname == null || hostname.isBlank()
+        ? "pallas-operator-" + UUID.randomUUID()
+        : hostname.trim();
   }
 
   /** A comma-separated list, blanks dropped. */

@@ -28,6 +28,8 @@ public final class PallasOperator implements AutoCloseable {
 
   private final Operator operator;
   private final OperatorHttp http;
+  // null without leader election
+  private final LeaderLease lease;
   private volatile boolean stopping;
 
   public PallasOperator(KubernetesClient client, OperatorConfig config) throws IOException {
@@ -36,6 +38,11 @@ public final class PallasOperator implements AutoCloseable {
     new JvmGcMetrics().bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
+    lease =
+        config.leaderElection()
+            ? new LeaderLease(
+                client, config.leaseNamespace(), config.leaseName(), config.leaseIdentity())
+            : null;
     operator =
         new Operator(o -> {
           o.withKubernetesClient(client)
@@ -68,7 +75,8 @@ public final class PallasOperator implements AutoCloseable {
   }
 
   /**
-   * Leader election on the Lease. A replica that loses the lease while running exits, so two never
+   * Leader election on the Lease, under this replica's identity (so that {@link LeaderLease} knows
+   * whether it still holds it). A replica that loses the lease while running exits, so two never
    * reconcile at once; losing it because this process is stopping is not a failure (JOSDK's own
    * exit would deadlock the shutdown hook).
    */
@@ -79,7 +87,7 @@ public final class PallasOperator implements AutoCloseable {
         LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE,
         LeaderElectionConfiguration.RENEW_DEADLINE_DEFAULT_VALUE,
         LeaderElectionConfiguration.RETRY_PERIOD_DEFAULT_VALUE,
-        null,
+        config.leaseIdentity(),
         new LeaderCallbacks(
             () -> LOG.info("leading: reconciling"),
             () -> {
@@ -88,7 +96,8 @@ public final class PallasOperator implements AutoCloseable {
                 Thread.ofPlatform().start(() -> System.exit(1));
               }
             },
-            leader -> LOG.info("leader is {}", leader)),
+            // null: the holder gave the Lease up (LeaderLease) and no one has taken it yet
+            leader -> LOG.info("leader is {}", leader == null ? "no one" : leader)),
         false);
   }
 
@@ -103,10 +112,14 @@ public final class PallasOperator implements AutoCloseable {
     return http.port();
   }
 
+  /** Stops the controllers, then gives the leader Lease up: a standby takes over at once. */
   @Override
   public void close() {
     stopping = true;
     operator.stop();
+    if (lease != null) {
+      lease.giveUp();
+    }
     http.close();
   }
 }

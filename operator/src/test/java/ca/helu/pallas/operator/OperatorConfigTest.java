@@ -17,6 +17,10 @@ class OperatorConfigTest {
     assertThat(c.leaderElection()).isFalse();
     assertThat(c.leaseName()).isEqualTo("pallas-operator");
     assertThat(c.leaseNamespace()).isEqualTo("default");
+    assertThat(c.leaseIdentity())
+        .as("outside a pod, an identity no other replica has")
+        .startsWith("pallas-operator-")
+        .isNotEqualTo(OperatorConfig.fromEnvironment(Map.of()).leaseIdentity());
     assertThat(c.httpPort()).isEqualTo(8080);
     assertThat(c.drainSeconds()).isEqualTo(30);
     assertThat(c.resourceSelector()).isNull();
@@ -31,6 +35,7 @@ class OperatorConfigTest {
                 "PALLAS_RUNTIME_IMAGE", "r/p:1",
                 "PALLAS_LEADER_ELECTION", "true",
                 "POD_NAMESPACE", "pallas-system",
+                "HOSTNAME", "pallas-operator-7d9f-x2k",
                 "PALLAS_LOG_LEVEL", "debug",
                 "PALLAS_HTTP_PORT", "9090",
                 "PALLAS_RESOURCE_SELECTOR", "tier=canary",
@@ -38,6 +43,7 @@ class OperatorConfigTest {
     assertThat(c.watchNamespaces()).containsExactlyInAnyOrder("ai", "tools");
     assertThat(c.leaderElection()).isTrue();
     assertThat(c.leaseNamespace()).isEqualTo("pallas-system");
+    assertThat(c.leaseIdentity()).as("the pod's name").isEqualTo("pallas-operator-7d9f-x2k");
     assertThat(c.logLevel()).isEqualTo("DEBUG");
     assertThat(c.httpPort()).isEqualTo(9090);
     assertThat(c.resourceSelector()).isEqualTo("tier=canary");

@@ -217,7 +217,7 @@ final class ServeCommand implements Command {
             "pallas-shutdown");
     Runtime.getRuntime().addShutdownHook(shutdown);
     try {
-      parts.preflight(deployment.getSpec());
+      parts.preflight(deployment.getSpec(), fleet.served());
       fleet.start();
     } catch (RuntimeException e) {
       Runtime.getRuntime().removeShutdownHook(shutdown);

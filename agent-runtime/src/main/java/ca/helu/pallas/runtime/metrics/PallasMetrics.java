@@ -69,11 +69,11 @@ public final class PallasMetrics {
     new FileDescriptorMetrics().bindTo(registry);
   }
 
-  /** pallas_agent_info{agent, port} = 1. */
+  /** pallas_agent_info{agent, port} = 1, for an agent this process serves (docs/metrics.md). */
   public void agentInfo(String agent, int port) {
     gauge(
             "pallas.agent.info",
-            "1 per configured agent; a label join source",
+            "1 per agent this process serves; a label join source",
             Tags.of("agent", agent, "port", Integer.toString(port)))
         .set(1000);
   }

@@ -101,11 +101,16 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     return client;
   }
 
-  /** Checks every model the agents use, once now (warn only) and again every re-probe period. */
-  public void preflight(PallasDeploymentSpec spec) {
+  /**
+   * Checks the models of {@code served}, the agents this process serves ({@link Fleet#served()}),
+   * once now (warn only) and again every re-probe period. Only theirs: an agent pod holds only its
+   * own agent's keys, so checking another agent's provider would fail (HTTP 401) and report that
+   * provider down from a pod that does not use it (docs/runtime.md, "Health").
+   */
+  public void preflight(PallasDeploymentSpec spec, List<AgentSpec> served) {
     ProviderPreflight preflight = new ProviderPreflight(this::http);
     Map<String, ProviderHealth.Target> targets = new LinkedHashMap<>();
-    for (AgentSpec agent : spec.effectiveAgents()) {
+    for (AgentSpec agent : served) {
       ModelRef m = ModelRef.of(spec.modelOf(agent));
       targets.putIfAbsent(
           m.key(),

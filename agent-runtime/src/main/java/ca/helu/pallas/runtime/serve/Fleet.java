@@ -51,9 +51,29 @@ public final class Fleet implements AutoCloseable {
     this.pool = new RequestPool(options.limits());
   }
 
-  /** The agents this process serves: one with --agent, else every agent of the deployment. */
-  private int agentsServed() {
-    return options.onlyAgent() != null ? 1 : spec().effectiveAgents().size();
+  /**
+   * The agents this process serves: the one named by {@code --agent} (an agent pod), else every
+   * agent of the deployment. What the process checks and reports is about these alone
+   * (docs/metrics.md): an agent pod holds only its own agent's keys (docs/operator.md, "Pods").
+   *
+   * @throws IllegalArgumentException when {@code --agent} names no agent of the deployment
+   */
+  public List<AgentSpec> served() {
+    if (options.onlyAgent() == null) {
+      return spec().effectiveAgents();
+    }
+    return List.of(
+        spec()
+            .agent(options.onlyAgent())
+            .orElseThrow(() ->
+                new IllegalArgumentException(
+                    "--agent "
+                        + options.onlyAgent()
+                        + ": no such agent in "
+                        + deployment.name()
+                        + " (agents: "
+                        + spec().effectiveAgents().stream().map(AgentSpec::name).toList()
+                        + ")")));
   }
 
   private PallasDeploymentSpec spec() {
@@ -85,21 +105,10 @@ public final class Fleet implements AutoCloseable {
   /** Starts everything; on failure stops what started and rethrows. */
   public Fleet start() {
     try {
-      spec().effectiveAgents().forEach(a -> metrics.agentInfo(a.name(), spec().portOf(a)));
+      List<AgentSpec> served = served();
+      served.forEach(a -> metrics.agentInfo(a.name(), spec().portOf(a)));
       if (options.onlyAgent() != null) {
-        AgentSpec agent =
-            spec()
-                .agent(options.onlyAgent())
-                .orElseThrow(() ->
-                    new IllegalArgumentException(
-                        "--agent "
-                            + options.onlyAgent()
-                            + ": no such agent in "
-                            + deployment.name()
-                            + " (agents: "
-                            + spec().effectiveAgents().stream().map(AgentSpec::name).toList()
-                            + ")"));
-        startAgent(agent);
+        startAgent(served.get(0));
         return this;
       }
       Function<AgentSpec, String> urls = this::publicUrl;
@@ -150,7 +159,7 @@ public final class Fleet implements AutoCloseable {
               inFlight,
               options.allowedOrigins(),
               options.limits(),
-              options.limits().maxHistoryChars() / agentsServed(),
+              options.limits().maxHistoryChars() / served().size(),
               options.turns());
       AgentHost host =
           new AgentHost(

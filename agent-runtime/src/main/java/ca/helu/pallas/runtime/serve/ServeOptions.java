@@ -121,6 +121,20 @@ public record ServeOptions(
         turnLimits);
   }
 
+  /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
+  public ServeOptions withOnlyAgent(String agent) {
+    return new ServeOptions(
+        bindAddress,
+        agent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turns);
+  }
+
   /** Serves {@code agent} alone, its probes also on {@code port}. */
   public ServeOptions withProbePort(String agent, int port) {
     return new ServeOptions(

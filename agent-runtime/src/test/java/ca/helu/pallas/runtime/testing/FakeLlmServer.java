@@ -87,6 +87,7 @@ public final class FakeLlmServer implements AutoCloseable {
   private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private volatile Supplier<Reply> fallback;
+  private volatile String requiredKey;
 
   private FakeLlmServer(Flavor flavor, String host, List<String> models) throws IOException {
     this.flavor = flavor;
@@ -131,6 +132,15 @@ public final class FakeLlmServer implements AutoCloseable {
   /** The answer when the script is empty. */
   public FakeLlmServer otherwise(Supplier<Reply> reply) {
     this.fallback = reply;
+    return this;
+  }
+
+  /**
+   * Answers 401, as the real providers do, to every request that does not carry {@code key}
+   * (OpenAI: {@code Authorization: Bearer key}; Anthropic: {@code x-api-key: key}); still recorded.
+   */
+  public FakeLlmServer requireKey(String key) {
+    this.requiredKey = key;
     return this;
   }
 
@@ -289,7 +299,9 @@ public final class FakeLlmServer implements AutoCloseable {
             new CompletableFuture<>());
     requests.add(request);
     try {
-      if (method.equals("GET") && path.equals("/v1/models")) {
+      if (requiredKey != null && !carriesKey(request, requiredKey)) {
+        respond(exchange, unauthorized(), request);
+      } else if (method.equals("GET") && path.equals("/v1/models")) {
         ObjectNode list = JSON.createObjectNode();
         list.put("object", "list");
         ArrayNode data = list.putArray("data");
@@ -314,6 +326,27 @@ public final class FakeLlmServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  private boolean carriesKey(Request request, String key) {
+    return flavor == Flavor.OPENAI
+        ? ("Bearer " + key).equals(request.header("Authorization"))
+        : key.equals(request.header("x-api-key"));
+  }
+
+  /** The provider's own answer to a missing or wrong key. */
+  private Reply unauthorized() {
+    return flavor == Flavor.OPENAI
+        ? new Reply(
+            401,
+            "{\"error\":{\"message\":\"Incorrect API key provided\",\"type\":"
+                + "\"invalid_request_error\",\"param\":null,\"code\":\"invalid_api_key\"}}",
+            0)
+        : new Reply(
+            401,
+            "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
+                + "\"message\":\"invalid x-api-key\"}}",
+            0);
   }
 
   private static void respond(HttpExchange exchange, Reply reply, Request request)

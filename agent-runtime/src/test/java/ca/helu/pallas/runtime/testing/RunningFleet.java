@@ -36,8 +36,9 @@ public final class RunningFleet implements AutoCloseable {
     metrics = new PallasMetrics();
     metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
-    parts.preflight(deployment.getSpec());
-    fleet = new Fleet(deployment, options, metrics, parts).start();
+    fleet = new Fleet(deployment, options, metrics, parts);
+    parts.preflight(deployment.getSpec(), fleet.served());
+    fleet.start();
   }
 
   public static RunningFleet start(String yaml) {
@@ -65,6 +66,19 @@ public final class RunningFleet implements AutoCloseable {
     return new RunningFleet(
         withFreePorts(yaml),
         Map.of(),
+        options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
+        timings);
+  }
+
+  /** A fleet served with this environment, options and timings. */
+  public static RunningFleet start(
+      String yaml,
+      Map<String, String> env,
+      UnaryOperator<ServeOptions> options,
+      DefaultAgentParts.Timings timings) {
+    return new RunningFleet(
+        withFreePorts(yaml),
+        env,
         options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
         timings);
   }

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.Test;
  * RBAC proven, not assumed: the chart's ServiceAccount and RBAC objects, rendered by the real helm
  * and applied to an API server of its own (RBAC authorization on, nothing else installed but the
  * CRDs), and the operator running with a token of that ServiceAccount reconciles a full fleet,
- * ServiceMonitor and leader Lease included, without a single 403. With watchNamespaces set it
- * reconciles its namespace and can neither read nor write another.
+ * ServiceMonitor and leader Lease included (given up when it stops), without a single 403. With
+ * watchNamespaces set it reconciles its namespace and can neither read nor write another.
  */
 class ChartRbacIT {
   private static final Set<String> RBAC_KINDS =
@@ -61,7 +61,8 @@ class ChartRbacIT {
   @Test
   void theClusterRoleReconcilesAFullFleetWithoutA403() throws Exception {
     String ns = namespace("team-all");
-    try (ChartOperator operator = install("all", List.of())) {
+    ChartOperator operator = install("all", List.of());
+    try (operator) {
       PallasDeployment d = admin.resource(fleet(ns)).create();
       awaitReady(d);
       assertFleetComplete(d);
@@ -87,6 +88,17 @@ class ChartRbacIT {
                               && e.getReason().equals("SecretMissing")));
       assertThat(operator.forbidden).isEmpty();
     }
+    // stopped, it gave its Lease up, which the chart's Role allows (issue 17 §8)
+    assertThat(
+            admin
+                .leases()
+                .inNamespace("all-system")
+                .withName("pallas-operator")
+                .get()
+                .getSpec()
+                .getHolderIdentity())
+        .isNull();
+    assertThat(operator.forbidden).isEmpty();
   }
 
   @Test

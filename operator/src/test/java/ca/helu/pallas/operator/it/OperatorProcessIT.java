@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -34,7 +35,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The packaged operator as it runs in its pod: {@code java -jar pallas-operator.jar}, and the
  * operator image's entrypoint run as a container runtime runs it (images/image.py), configured by
  * its environment, holding a leader Lease, reconciling only its namespace, JSON logs carrying the
- * resource in MDC, JOSDK metrics on /metrics, probes, and a clean stop on SIGTERM.
+ * resource in MDC, JOSDK metrics on /metrics, probes, and a clean stop on SIGTERM that gives the
+ * Lease up.
  */
 class OperatorProcessIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
@@ -149,5 +151,101 @@ class OperatorProcessIT {
     assertThat(Files.readAllLines(log))
         .filteredOn(line -> !line.isBlank())
         .allSatisfy(line -> assertThat(line).startsWith("{"));
+  }
+
+  /**
+   * A leader that stops gives its Lease up (docs/operator.md, "Configuration"), so a standby takes
+   * over at once rather than when the Lease expires, and an operator removed for good (helm
+   * uninstall) leaves a Lease that names no one. Issue 17 §8: JOSDK never released it, and the
+   * Lease named the deleted pod.
+   */
+  @Test
+  void aStoppingLeaderGivesItsLeaseUpAndAStandbyTakesOverAtOnce(@TempDir Path dir)
+      throws Exception {
+    String ns = KubeCluster.shared().namespace("lease");
+    Path kubeconfig = dir.resolve("kubeconfig");
+    Files.writeString(kubeconfig, KubeCluster.shared().selfContainedKubeconfig());
+    int[] ports = LocalPod.freePorts(2);
+    Process first = jar(dir, kubeconfig, ns, "operator-a", ports[0]);
+    Process second = null;
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .failFast("the first operator exited", () -> !first.isAlive())
+          .until(() -> "operator-a".equals(holder(ns)));
+      Process standby = jar(dir, kubeconfig, ns, "operator-b", ports[1]);
+      second = standby;
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .failFast("the second operator exited", () -> !standby.isAlive())
+          .until(() -> HttpStatus.of("http://127.0.0.1:" + ports[1] + "/readyz") == 200);
+      assertThat(holder(ns))
+          .as("the first holds the Lease, the second stands by")
+          .isEqualTo("operator-a");
+
+      first.destroy(); // SIGTERM
+      assertThat(first.waitFor(30, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+      long stopped = System.nanoTime();
+      assertThat(holder(ns))
+          .as("a stopped operator's name is gone from the Lease")
+          .isNotEqualTo("operator-a");
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .failFast("the second operator exited", () -> !standby.isAlive())
+          .until(() -> "operator-b".equals(holder(ns)));
+      Duration takeover = Duration.ofNanos(System.nanoTime() - stopped);
+      // the standby retries every 2 to 4.4 s (JOSDK's retry period with fabric8's jitter); a Lease
+      // not given up would hold it off for its whole duration, 15 s after the last renewal
+      assertThat(takeover).as("took over after %s", takeover).isLessThan(Duration.ofSeconds(10));
+      assertThat(Files.readString(dir.resolve("operator-a.log")))
+          .contains("gave up the leader Lease pallas-operator");
+
+      standby.destroy(); // the last operator goes, as on helm uninstall
+      assertThat(standby.waitFor(30, TimeUnit.SECONDS)).as("stops on SIGTERM").isTrue();
+      Lease lease = K8S.leases().inNamespace(ns).withName("pallas-operator").get();
+      assertThat(lease.getSpec().getHolderIdentity()).as("held by no one").isNull();
+    } finally {
+      first.destroyForcibly();
+      if (second != null) {
+        second.destroyForcibly();
+      }
+    }
+  }
+
+  private static String holder(String ns) {
+    Lease lease = K8S.leases().inNamespace(ns).withName("pallas-operator").get();
+    return lease == null ? null : lease.getSpec().getHolderIdentity();
+  }
+
+  /** {@code java -jar pallas-operator.jar} with leader election, as pod {@code hostname}. */
+  private static Process jar(Path dir, Path kubeconfig, String ns, String hostname, int port)
+      throws Exception {
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                ProcessHandle.current().info().command().orElse("java"),
+                "-Xmx256m",
+                "-jar",
+                JAR.toAbsolutePath().toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve(hostname + ".log").toFile());
+    builder
+        .environment()
+        .putAll(
+            Map.of(
+                "KUBECONFIG",
+                kubeconfig.toString(),
+                "HOSTNAME",
+                hostname,
+                "POD_NAMESPACE",
+                ns,
+                "PALLAS_WATCH_NAMESPACES",
+                ns,
+                "PALLAS_RESOURCE_SELECTOR",
+                TestOperator.OTHER_OPERATOR + "=lease",
+                "PALLAS_LEADER_ELECTION",
+                "true",
+                "PALLAS_HTTP_PORT",
+                Integer.toString(port)));
+    return builder.start();
   }
 }
