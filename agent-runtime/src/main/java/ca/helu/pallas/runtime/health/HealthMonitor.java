@@ -1,6 +1,5 @@
 package ca.helu.pallas.runtime.health;
 
-import ca.helu.pallas.runtime.mcp.HealthReport;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;

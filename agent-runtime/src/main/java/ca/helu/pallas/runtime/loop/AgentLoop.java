@@ -1,7 +1,6 @@
 package ca.helu.pallas.runtime.loop;
 
 import ca.helu.pallas.api.RequestParams;
-import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
@@ -39,7 +38,7 @@ public final class AgentLoop {
   private final ModelClient model;
   private final List<ToolServer> servers;
   private final RequestParams params;
-  private final PallasMetrics metrics;
+  private final LoopMetrics metrics;
   private final Function<ExposedTool, ToolSpecification> toSpecification;
 
   public AgentLoop(
@@ -48,7 +47,7 @@ public final class AgentLoop {
       ModelClient model,
       List<ToolServer> servers,
       RequestParams params,
-      PallasMetrics metrics,
+      LoopMetrics metrics,
       Function<ExposedTool, ToolSpecification> toSpecification) {
     this.agent = agent;
     this.instruction = instruction;
@@ -212,7 +211,7 @@ public final class AgentLoop {
       result = ToolResult.failed(e.getMessage() == null ? e.toString() : e.getMessage());
     }
     Duration took = Duration.ofNanos(System.nanoTime() - start);
-    metrics.toolCall(agent, server, "tool", result.ok(), took);
+    metrics.toolCall(agent, server, result.ok(), took);
     ctx.progress().toolFinished(server, entry.tool(), result.ok());
     if (!result.ok()) {
       // a tool's own error text can be as long as the server likes: the log gets its start

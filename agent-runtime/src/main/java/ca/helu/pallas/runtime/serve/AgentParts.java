@@ -1,8 +1,8 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
-import ca.helu.pallas.runtime.mcp.HealthReport;
 import java.util.List;
 import java.util.function.Supplier;
 

@@ -8,6 +8,7 @@ import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.loop.AgentLoop;
+import ca.helu.pallas.runtime.loop.LoopMetrics;
 import ca.helu.pallas.runtime.mcp.AgentCard;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
@@ -146,7 +147,7 @@ public final class Fleet implements AutoCloseable {
               parts.model(),
               parts.toolServers(),
               agent.effectiveRequestParams(),
-              metrics,
+              loopMetrics(metrics),
               ToolSpecifications::of);
       InFlight inFlight = new InFlight();
       AgentMcpServer mcp =
@@ -184,6 +185,21 @@ public final class Fleet implements AutoCloseable {
   }
 
   /** Starts an agent's listeners, or none: the one started is stopped if the probe port fails. */
+  /** The loop's metrics port on the Prometheus metrics (docs/operations.md, "Metrics"). */
+  private static LoopMetrics loopMetrics(PallasMetrics metrics) {
+    return new LoopMetrics() {
+      @Override
+      public void llmTurn(String agent, String model, Map<String, Long> tokensByKind) {
+        metrics.llmTurn(agent, model, tokensByKind);
+      }
+
+      @Override
+      public void toolCall(String agent, String server, boolean ok, Duration took) {
+        metrics.toolCall(agent, server, "tool", ok, took);
+      }
+    };
+  }
+
   private void listen(String agent, int port, AgentHost host) {
     bind("agent " + agent, port, host::start);
     if (options.probePort() != null) {

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.RequestParams;
-import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.AiMessage;
@@ -120,8 +119,24 @@ class AgentLoopTest {
 
   private static final Executor VIRTUAL = task -> Thread.ofVirtual().start(task);
 
+  /** What the loop reported: "llm model" per round-trip, "server ok|failed" per tool call. */
+  private static final class Reported implements LoopMetrics {
+    final List<String> events = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void llmTurn(String agent, String model, Map<String, Long> tokensByKind) {
+      events.add("llm " + model);
+    }
+
+    @Override
+    public void toolCall(String agent, String server, boolean ok, Duration took) {
+      events.add(server + (ok ? " ok" : " failed"));
+    }
+  }
+
   private final ScriptedModel model = new ScriptedModel();
   private final Tools tools = new Tools();
+  private final Reported reported = new Reported();
 
   private AgentLoop loop(Integer maxIterations, Boolean parallel) {
     return loop(maxIterations, parallel, null);
@@ -134,7 +149,7 @@ class AgentLoopTest {
         model,
         List.of(tools),
         new RequestParams(null, null, null, null, maxIterations, parallel, maxParallel, null),
-        new PallasMetrics(),
+        reported,
         exposed -> ToolSpecification.builder().name(exposed.exposedName()).build());
   }
 
@@ -228,6 +243,8 @@ class AgentLoopTest {
         .isInstanceOfSatisfying(
             ToolExecutionResultMessage.class,
             m -> assertThat(m.text()).isEqualTo("Error: t/boom failed: it broke"));
+    assertThat(reported.events)
+        .containsExactly("llm " + model.modelName(), "t failed", "llm " + model.modelName());
   }
 
   @Test

@@ -1,4 +1,4 @@
-package ca.helu.pallas.runtime.mcp;
+package ca.helu.pallas.runtime.health;
 
 /**
  * What get_health answers: the status and the exact JSON text of docs/contract.md sent to the
