@@ -21,7 +21,11 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A downstream MCP server (or another agent) reached over Streamable HTTP.
@@ -29,7 +33,8 @@ import java.util.function.Predicate;
  * <p>One caller's failure stays that caller's (docs/runtime.md, "Downstream failures"): calls share
  * one MCP session ({@link SessionKeeper}), and a call that gets garbage, a reset, a dropped stream
  * or a timeout fails alone, its session kept for the others. Only when the server no longer knows
- * the session is it retired: calls in flight finish on it, new calls get the one new session. Calls
+ * the session is it retired: calls in flight finish on it, new calls get the one new session, and a
+ * request the server refused for that reason (it did not process it) is sent once more there. Calls
  * in flight at once are bounded ({@code maxConcurrentCalls}); past the bound a call waits, holding
  * nothing, at most its timeout.
  *
@@ -38,6 +43,7 @@ import java.util.function.Predicate;
  * headers), so concurrent calls with different bearers cannot see each other's token.
  */
 public final class McpToolServer implements ToolServer, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(McpToolServer.class);
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
   private static final Executor LISTERS =
       task -> Thread.ofVirtual().name("pallas-list-tools").start(task);
@@ -56,6 +62,8 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final Object listing = new Object();
   private CompletableFuture<List<McpSchema.Tool>> listingNow;
   private volatile List<McpSchema.Tool> tools;
+  // the last list the server gave, kept when a new session's listing fails
+  private volatile List<McpSchema.Tool> known;
 
   /**
    * @param headers resolved static headers (secrets already read)
@@ -172,29 +180,60 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       }
       pending = listingNow;
     }
+    String why;
+    Throwable cause = null;
     try {
       return pending.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (ExecutionException e) {
-      throw new IllegalStateException(
-          name + ": cannot list tools: " + Failures.describe(e.getCause(), timeout), e.getCause());
+      cause = e.getCause();
+      why = Failures.describe(cause, timeout);
     } catch (TimeoutException e) {
-      throw new IllegalStateException(
-          name + ": cannot list tools: timed out after " + timeout.toSeconds() + "s");
+      why = "timed out after " + timeout.toSeconds() + "s";
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new IllegalStateException(name + ": cannot list tools: interrupted");
+      why = "interrupted";
     }
+    // a server that listed its tools once keeps them while it cannot list them again (a
+    // restarting or rolling server): the model still sees them, and a call to one fails with the
+    // connection's own error rather than the model being told of an unknown tool
+    // (docs/runtime.md, "Downstream failures")
+    List<McpSchema.Tool> last = known;
+    if (last != null) {
+      LOG.debug("{}: cannot list tools ({}); keeping the {} listed before", name, why, last.size());
+      return last;
+    }
+    throw new IllegalStateException(name + ": cannot list tools: " + why, cause);
   }
 
   private List<McpSchema.Tool> list() {
-    DownstreamSession session = sessions.acquire();
-    try {
-      List<McpSchema.Tool> fresh =
-          session.listTools().tools().stream().filter(t -> exposed.test(t.name())).toList();
-      tools = fresh;
-      return fresh;
-    } finally {
-      session.exit();
+    List<McpSchema.Tool> fresh =
+        onSession(DownstreamSession::listTools, () -> false).tools().stream()
+            .filter(t -> exposed.test(t.name()))
+            .toList();
+    tools = fresh;
+    known = fresh;
+    return fresh;
+  }
+
+  /**
+   * Runs {@code request} on the session calls use now, and once more on a new one when the server
+   * answers that it no longer knows the first: it did not process the request, so sending it again
+   * is safe, and the caller sees nothing of a restarted server or a replica that handed its
+   * sessions over (docs/runtime.md, "Downstream failures"). Not again when the call stopped.
+   */
+  private <T> T onSession(Function<DownstreamSession, T> request, BooleanSupplier stopped) {
+    for (int attempt = 1; ; attempt++) {
+      DownstreamSession session = sessions.acquire();
+      try {
+        return request.apply(session);
+      } catch (RuntimeException e) {
+        if (attempt > 1 || stopped.getAsBoolean() || !Causes.any(e, SessionGoneException.class)) {
+          throw e;
+        }
+        LOG.debug("{}: the server no longer knew our session; sending again on a new one", name);
+      } finally {
+        session.exit();
+      }
     }
   }
 
@@ -233,21 +272,19 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       request.progressToken(relayToken);
     }
     try {
-      DownstreamSession session = sessions.acquire();
-      try {
-        McpSchema.CallToolResult result =
-            session.callTool(request.build(), context.bearer(), context.cancellation());
-        health.answered();
-        if (result == null) {
-          return ToolResult.failed("no result");
-        }
-        String text = textOf(result);
-        return Boolean.TRUE.equals(result.isError())
-            ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
-            : ToolResult.ok(text);
-      } finally {
-        session.exit();
+      McpSchema.CallToolRequest built = request.build();
+      McpSchema.CallToolResult result =
+          onSession(
+              session -> session.callTool(built, context.bearer(), context.cancellation()),
+              context.cancellation()::stopped);
+      health.answered();
+      if (result == null) {
+        return ToolResult.failed("no result");
       }
+      String text = textOf(result);
+      return Boolean.TRUE.equals(result.isError())
+          ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
+          : ToolResult.ok(text);
     } catch (RuntimeException e) {
       if (context.cancellation().stopped()) {
         // this call stopped, not the server: its health and the other calls are as they were

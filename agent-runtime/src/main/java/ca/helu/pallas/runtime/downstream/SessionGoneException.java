@@ -3,7 +3,7 @@ package ca.helu.pallas.runtime.downstream;
 /**
  * The server answered 404 (or 400, as some servers do) to a request on our MCP session: it no
  * longer knows the session, so the request was not processed. The session is retired and later
- * calls open a new one; re-sending the failed call there would be safe (issue 17).
+ * calls open a new one, where {@link McpToolServer} sends the refused request once more.
  */
 public final class SessionGoneException extends DownstreamException {
   public SessionGoneException(int status) {

@@ -13,6 +13,7 @@ import ca.helu.pallas.runtime.testing.RunningFleet;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -74,10 +75,7 @@ class DownstreamFailuresIT {
       case END_EARLY -> "the server ended its answer without answering";
       case HANG -> "timed out after 3s";
       case STATUS_500 -> "answered HTTP 500";
-      case STATUS_400 ->
-          "the server no longer knows our MCP session (HTTP 400); later calls use a new session";
-      case STATUS_404 ->
-          "the server no longer knows our MCP session (HTTP 404); later calls use a new session";
+      case STATUS_400, STATUS_404 -> throw new IllegalArgumentException(how + " is sent again");
     };
   }
 
@@ -114,8 +112,8 @@ class DownstreamFailuresIT {
       proxy.holdBreaks();
       List<Future<ToolResult>> broken = new ArrayList<>();
       for (int i = 0; i < 4; i++) {
-        broken.add(
-            callers.submit(() -> chaos.call("echo", Map.of("chaos", how.argument()), ANONYMOUS)));
+        Map<String, Object> arguments = Map.of("chaos", how.argument(), "text", "call " + i);
+        broken.add(callers.submit(() -> chaos.call("echo", arguments, ANONYMOUS)));
       }
       await().until(() -> proxy.heldBreaks() == 4);
       List<ToolResult> healthy;
@@ -124,13 +122,19 @@ class DownstreamFailuresIT {
         await().until(() -> proxy.toolCallsInFlight() >= 40);
         long released = System.nanoTime();
         proxy.releaseBreaks();
-        for (Future<ToolResult> f : broken) {
-          ToolResult result = f.get(10, TimeUnit.SECONDS);
-          assertThat(result.ok()).as(how + ": the broken call fails").isFalse();
-          assertThat(result.text()).as(how + ": and says why").startsWith(expected(how));
+        for (int i = 0; i < broken.size(); i++) {
+          ToolResult result = broken.get(i).get(10, TimeUnit.SECONDS);
+          if (how.sessionGone()) {
+            // the server did not process it: sent again on the new session, and answered there
+            assertThat(result.ok()).as(how + ": sent again: " + result.text()).isTrue();
+            assertThat(result.text()).isEqualTo("call " + i);
+          } else {
+            assertThat(result.ok()).as(how + ": the broken call fails").isFalse();
+            assertThat(result.text()).as(how + ": and says why").startsWith(expected(how));
+          }
         }
         System.out.printf(
-            "downstream failures: %s failed 4 calls within %d ms of the break, beside %d in"
+            "downstream failures: %s answered 4 calls within %d ms of the break, beside %d in"
                 + " flight%n",
             how, (System.nanoTime() - released) / 1_000_000, proxy.toolCallsInFlight());
         inFlightAtTheBreaks = proxy.toolCallsInFlight();
@@ -148,15 +152,15 @@ class DownstreamFailuresIT {
             assertThat(r.ok()).as(r.text()).isTrue();
             assertThat(r.text()).isEqualTo("slept");
           });
-      boolean sessionGone = how == Break.STATUS_400 || how == Break.STATUS_404;
       assertThat(proxy.initializes())
           .as("a call's failure keeps the session; a session gone is replaced once")
-          .isEqualTo(sessionGone ? 2 : 1);
+          .isEqualTo(how.sessionGone() ? 2 : 1);
     }
   }
 
   @Test
-  void aServerThatLostTheSessionIsReconnectedOnceAndOnlyTheCallsItRefusedFail() throws Exception {
+  void aServerThatLostTheSessionIsReconnectedOnceAndTheCallsItRefusedAreSentAgain()
+      throws Exception {
     try (ChaosProxy proxy = ChaosProxy.to(server.port());
         McpToolServer chaos = client(proxy, Duration.ofSeconds(5), 1000)) {
       assertThat(chaos.tools()).isNotEmpty();
@@ -169,17 +173,62 @@ class DownstreamFailuresIT {
         await().until(() -> load.results.size() >= before + 300);
         results = load.results;
       }
-      List<ToolResult> failed = results.stream().filter(r -> !r.ok()).toList();
-      assertThat(failed)
-          .as("exactly the calls answered 404 failed, each saying so")
-          .hasSize(proxy.broken())
-          .allSatisfy(r ->
-              assertThat(r.text())
-                  .isEqualTo(
-                      "the server no longer knows our MCP session (HTTP 404); later calls use a"
-                          + " new session"));
-      assertThat(results.stream().filter(ToolResult::ok).count()).isGreaterThan(300);
+      assertThat(proxy.broken())
+          .as("calls in flight were refused on the lost session")
+          .isPositive();
+      assertThat(results)
+          .as("every call the server refused was sent again on the new session, and answered")
+          .allSatisfy(r -> assertThat(r.ok()).as(r.text()).isTrue());
+      assertThat(results).hasSizeGreaterThan(300);
       assertThat(proxy.initializes()).as("one new session, not one per refused call").isEqualTo(2);
+    }
+  }
+
+  /**
+   * A server restarted (a callee agent rolled): the call the new process refuses for our old
+   * session is sent again on a new one, so the caller sees no failure; while the server is down,
+   * its tools stay known to the model, and a call to one says the server is unreachable, not that
+   * the tool is unknown (issue 17, §5).
+   */
+  @Test
+  void aRestartedServerIsCalledAgainWithoutAFailureAndItsToolsStayKnownWhileItIsDown() {
+    TestMcpServer first = TestMcpServer.start();
+    int port = first.port();
+    TestMcpServer restarted = null;
+    try (McpToolServer client =
+        new McpToolServer(
+            "restarting",
+            "http://127.0.0.1:" + port + "/mcp",
+            Map.of(),
+            false,
+            Duration.ofSeconds(3),
+            tool -> true,
+            10)) {
+      List<String> listed = client.tools().stream().map(McpSchema.Tool::name).toList();
+      assertThat(listed).contains("echo");
+      first.close();
+      restarted = TestMcpServer.start(TestMcpServer.Mode.MCP, port);
+
+      ToolResult afterRestart = client.call("echo", Map.of("text", "after"), ANONYMOUS);
+      assertThat(afterRestart.ok()).as(afterRestart.text()).isTrue();
+      assertThat(afterRestart.text()).isEqualTo("after");
+
+      restarted.close();
+      restarted = null;
+      // the new session's tools were never listed, and the server is gone
+      assertThat(client.tools().stream().map(McpSchema.Tool::name).toList()).isEqualTo(listed);
+      ToolResult whileDown = client.call("echo", Map.of("text", "down"), ANONYMOUS);
+      assertThat(whileDown.ok()).isFalse();
+      assertThat(whileDown.text()).startsWith("unreachable (connection refused)");
+
+      restarted = TestMcpServer.start(TestMcpServer.Mode.MCP, port);
+      ToolResult back = client.call("echo", Map.of("text", "back"), ANONYMOUS);
+      assertThat(back.ok()).as(back.text()).isTrue();
+      assertThat(back.text()).isEqualTo("back");
+    } finally {
+      if (restarted != null) {
+        restarted.close();
+      }
     }
   }
 

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -56,10 +57,15 @@ public final class ChaosProxy implements AutoCloseable {
     HANG,
     /** HTTP 500 with a text body. */
     STATUS_500,
-    /** HTTP 400 with a text body. */
+    /** HTTP 400 with a text body, on the session the call first came on (some servers' "gone"). */
     STATUS_400,
-    /** HTTP 404 for the session, as a server that lost it. */
+    /** HTTP 404 on the session the call first came on, as a server that lost that session. */
     STATUS_404;
+
+    /** Whether this break says the server no longer knows the session (404, or 400). */
+    public boolean sessionGone() {
+      return this == STATUS_400 || this == STATUS_404;
+    }
 
     public String argument() {
       return name().toLowerCase(Locale.ROOT).replace('_', '-');
@@ -79,6 +85,8 @@ public final class ChaosProxy implements AutoCloseable {
   private final Map<String, String> toolCallIds = new ConcurrentHashMap<>();
   private final Set<String> sessions = ConcurrentHashMap.newKeySet();
   private final Set<String> forgotten = ConcurrentHashMap.newKeySet();
+  // for each call broken with a session-gone status: the session it was refused on
+  private final Map<String, String> goneOn = new ConcurrentHashMap<>();
   private final AtomicInteger toolCallsInFlight = new AtomicInteger();
   private final AtomicInteger maxToolCallsInFlight = new AtomicInteger();
   private final AtomicInteger initializes = new AtomicInteger();
@@ -209,6 +217,9 @@ public final class ChaosProxy implements AutoCloseable {
         return;
       }
       Break how = toolCall ? breakOf(message) : null;
+      if (how != null && how.sessionGone() && !refusedOn(session, message)) {
+        how = null; // sent again on another session: the server lost only the first
+      }
       if (how != null) {
         broken.incrementAndGet();
         held.incrementAndGet();
@@ -240,6 +251,15 @@ public final class ChaosProxy implements AutoCloseable {
     } finally {
       open.remove(client);
     }
+  }
+
+  /**
+   * Whether a call asked to break with a "session gone" status is refused on {@code session}: on
+   * the session it first came on, as a server that lost that session; on any other it passes.
+   */
+  private boolean refusedOn(String session, JsonNode message) {
+    String call = message.path("params").path("arguments").toString();
+    return Objects.equals(goneOn.computeIfAbsent(call, k -> String.valueOf(session)), session);
   }
 
   private Break breakOf(JsonNode message) {
