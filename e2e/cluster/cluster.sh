@@ -87,6 +87,8 @@ install_packages() {
   command -v gcc >/dev/null || need+=(gcc)
   [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f /usr/lib/libc.a ] || need+=(libc6-dev)
   command -v openssl >/dev/null || need+=(openssl)
+  # the fleet store's image (tool-images.py) is made of Debian's PostgreSQL server
+  compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     apt-get update -qq

@@ -8,6 +8,8 @@ without a registry or a Docker engine (e2e/cluster/README.md):
                                from npm, serving Streamable HTTP on port 3001
   prometheus:<version>, prometheus-operator:<version>, prometheus-config-reloader:<version>
                                the binaries tools/go-binaries.sh builds (found on the PATH)
+  pallas-postgres:test         Debian's PostgreSQL (the package `cluster.sh prepare` and .ci/run
+                               install) and pg-entrypoint.c: the chart's fleet store
 
 Each image holds exactly the shared libraries its programs load, runs as a non-root user and is
 cached under $PALLAS_CACHE/images by a hash of its inputs.
@@ -17,6 +19,7 @@ cached under $PALLAS_CACHE/images by a hash of its inputs.
 prints one line per image: TAG PATH SIZE built|cached SECONDS
 """
 import argparse
+import glob
 import hashlib
 import os
 import re
@@ -127,6 +130,43 @@ def go_image(name, workdir=None):
     return config, [binary], fill
 
 
+def postgres_image():
+    """Debian's PostgreSQL server at the paths its binaries were built for, and pg-entrypoint.c
+    compiled statically: initdb on an empty volume, then postgres as PID 1, stopped with SIGINT
+    (fast shutdown) as the official image is."""
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    if not versions:
+        sys.exit("tool-images: PostgreSQL is not installed (apt-get install postgresql)")
+    home = os.path.dirname(os.path.dirname(versions[-1]))  # /usr/lib/postgresql/<major>
+    major = os.path.basename(home)
+    share = f"/usr/share/postgresql/{major}"
+    entrypoint = os.path.join(HERE, "pg-entrypoint.c")
+    tmp = tempfile.mkdtemp(prefix="pg-entrypoint-")
+    binary = os.path.join(tmp, "pg-entrypoint")
+    subprocess.run(["gcc", "-static", "-Os", "-s", f'-DBIN="{home}/bin/"', "-o", binary,
+                    entrypoint], check=True)
+
+    def fill(layer):
+        layer.file("/pg-entrypoint", binary)
+        # initdb runs `postgres -V` and its bootstrap through popen(3), that is /bin/sh
+        layer.file("/bin/sh", "/bin/dash")
+        for program in ("postgres", "initdb", "pg_isready"):
+            layer.file(f"{home}/bin/{program}", f"{home}/bin/{program}")
+        # without the JIT: it alone would bring LLVM and Z3 (130 MB); jit=off is the default
+        layer.tree(f"{home}/lib", f"{home}/lib",
+                   lambda r: r.startswith("llvmjit") or r.startswith("bitcode"))
+        layer.tree(share, share)
+        layer.tree("/usr/share/zoneinfo", "/usr/share/zoneinfo")
+        layer.dir("/var/lib/postgresql/data", 0o777)
+
+    config = {"Entrypoint": ["/pg-entrypoint"],
+              "Env": [f"PATH={home}/bin:/usr/bin:/bin", "PGDATA=/var/lib/postgresql/data/pgdata",
+                      "LANG=C.UTF-8"],
+              "ExposedPorts": {"5432/tcp": {}},
+              "StopSignal": "SIGINT"}
+    return config, [entrypoint, "/bin/dash", f"{home}/bin/postgres", f"{home}/lib", share], fill
+
+
 def module_version(name, module):
     """The version of module a Go binary on the PATH was built from (`go version -m`)."""
     go = shutil.which("go") or "/usr/local/go/bin/go"
@@ -194,6 +234,7 @@ def main():
     build(f"prometheus-operator:{operator}", go_image("prometheus-operator"), args.out)
     build(f"prometheus-config-reloader:{operator}", go_image("prometheus-config-reloader"),
           args.out)
+    build("pallas-postgres:test", postgres_image(), args.out)
 
 
 if __name__ == "__main__":

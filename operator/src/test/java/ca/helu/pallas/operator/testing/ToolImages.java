@@ -11,7 +11,7 @@ import java.util.Map;
 
 /**
  * The images the real-cluster tier runs besides Pallas' own (Daedalus, an MCP server, the
- * Prometheus stack), built by e2e/cluster/tool-images.py into docker-archive tarballs (cached under
+ * Prometheus stack, PostgreSQL), built by e2e/cluster/tool-images.py into docker-archive tarballs (cached under
  * ~/.cache/pallas/images).
  */
 public final class ToolImages {
@@ -54,7 +54,8 @@ public final class ToolImages {
             "pallas-mcp-everything",
             "prometheus",
             "prometheus-operator",
-            "prometheus-config-reloader");
+            "prometheus-config-reloader",
+            "pallas-postgres");
     return images;
   }
 

@@ -1,0 +1,106 @@
+/*
+ * The entrypoint of the cluster tier's PostgreSQL image (e2e/cluster/tool-images.py): on an empty
+ * data directory, initdb with the superuser's password from a file (the chart's Secret, mounted),
+ * password authentication over TCP from anywhere (the pod network; NetworkPolicy is the chart's),
+ * then PostgreSQL itself in place of this process, so that it gets the kubelet's signals (the
+ * image's StopSignal is SIGINT: PostgreSQL's fast shutdown).
+ *
+ * Programs are started by their full path (argv[0] too): PostgreSQL finds its own files from it,
+ * and a name alone would make it search a PATH the pod may not set.
+ *
+ * Environment: PGDATA (default /var/lib/postgresql/data/pgdata, below the volume's root, which
+ * may hold lost+found), POSTGRES_USER (default pallas), POSTGRES_PASSWORD_FILE (required on the
+ * first start).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef BIN
+#define BIN "/usr/lib/postgresql/15/bin/" /* tool-images.py passes the installed major */
+#endif
+
+static const char *env(const char *name, const char *fallback) {
+  const char *value = getenv(name);
+  return value != NULL && value[0] != '\0' ? value : fallback;
+}
+
+static void fail(const char *what) {
+  fprintf(stderr, "pg-entrypoint: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+static void mkdirs(const char *path) {
+  char partial[4096];
+  size_t n = strlen(path);
+  if (n >= sizeof partial) {
+    errno = ENAMETOOLONG;
+    fail(path);
+  }
+  for (size_t i = 1; i <= n; i++) {
+    if (path[i] == '/' || path[i] == '\0') {
+      memcpy(partial, path, i);
+      partial[i] = '\0';
+      if (mkdir(partial, 0700) != 0 && errno != EEXIST) {
+        fail(partial);
+      }
+    }
+  }
+}
+
+static void initdb(const char *data, const char *user) {
+  const char *password = getenv("POSTGRES_PASSWORD_FILE");
+  if (password == NULL) {
+    fprintf(stderr, "pg-entrypoint: %s is empty and POSTGRES_PASSWORD_FILE is not set\n", data);
+    exit(1);
+  }
+  char pwfile[4200];
+  snprintf(pwfile, sizeof pwfile, "--pwfile=%s", password);
+  pid_t pid = fork();
+  if (pid < 0) {
+    fail("fork");
+  }
+  if (pid == 0) {
+    execl(BIN "initdb", BIN "initdb", "-D", data, "-U", user, pwfile, "--auth-local=scram-sha-256",
+          "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", (char *)NULL);
+    fail("exec initdb");
+  }
+  int status;
+  if (waitpid(pid, &status, 0) < 0) {
+    fail("waitpid");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "pg-entrypoint: initdb failed\n");
+    exit(1);
+  }
+  char hba[4200];
+  snprintf(hba, sizeof hba, "%s/pg_hba.conf", data);
+  FILE *f = fopen(hba, "a");
+  if (f == NULL) {
+    fail(hba);
+  }
+  fputs("host all all 0.0.0.0/0 scram-sha-256\nhost all all ::/0 scram-sha-256\n", f);
+  if (fclose(f) != 0) {
+    fail(hba);
+  }
+}
+
+int main(void) {
+  const char *data = env("PGDATA", "/var/lib/postgresql/data/pgdata");
+  const char *user = env("POSTGRES_USER", "pallas");
+  char version[4200];
+  snprintf(version, sizeof version, "%s/PG_VERSION", data);
+  struct stat st;
+  if (stat(version, &st) != 0) {
+    mkdirs(data);
+    initdb(data, user);
+  }
+  execl(BIN "postgres", BIN "postgres", "-D", data, "-c", "listen_addresses=*", "-c",
+        "unix_socket_directories=/tmp", (char *)NULL);
+  fail("exec postgres");
+  return 1;
+}
