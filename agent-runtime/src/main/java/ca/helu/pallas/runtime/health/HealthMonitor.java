@@ -32,7 +32,7 @@ public final class HealthMonitor implements AutoCloseable {
   }
 
   private final List<Target> targets;
-  private final InitializeProbe probe;
+  private final Probe probe;
   private final Supplier<CheckResult> provider;
   private final String providerName;
   private final BiConsumer<String, Boolean> onResult;
@@ -52,7 +52,7 @@ public final class HealthMonitor implements AutoCloseable {
    */
   public HealthMonitor(
       List<Target> targets,
-      InitializeProbe probe,
+      Probe probe,
       String providerName,
       Supplier<CheckResult> provider,
       BiConsumer<String, Boolean> onResult,

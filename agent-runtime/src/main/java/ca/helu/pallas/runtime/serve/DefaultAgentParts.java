@@ -4,11 +4,11 @@ import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.downstream.McpProbe;
 import ca.helu.pallas.runtime.downstream.McpToolServer;
 import ca.helu.pallas.runtime.downstream.McpToolServers;
 import ca.helu.pallas.runtime.health.HealthMonitor;
 import ca.helu.pallas.runtime.health.HealthReport;
-import ca.helu.pallas.runtime.health.InitializeProbe;
 import ca.helu.pallas.runtime.health.ProviderHealth;
 import ca.helu.pallas.runtime.llm.BuiltInModels;
 import ca.helu.pallas.runtime.llm.ModelChooser;
@@ -44,7 +44,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
         new Timings(
             BuiltInModels.DEFAULT_SLOW_DELAY,
             Duration.ofSeconds(15),
-            InitializeProbe.DEFAULT_TIMEOUT,
+            McpProbe.DEFAULT_TIMEOUT,
             Duration.ofMinutes(5),
             Duration.ofMinutes(10),
             Retry.DEFAULT);
@@ -135,7 +135,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             servers.stream()
                 .map(s -> new HealthMonitor.Target(s.name(), s.url(), s.headers(), s.callHealth()))
                 .toList(),
-            new InitializeProbe(this::http, timings.probeTimeout()),
+            new McpProbe(this::http, timings.probeTimeout()),
             m.provider(),
             () -> providers.latest(m.key()),
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),

@@ -22,7 +22,7 @@ class HealthMonitorTest {
     try (HealthMonitor m =
         new HealthMonitor(
             List.of(),
-            new InitializeProbe(() -> null, Duration.ofSeconds(1)),
+            (url, headers) -> CheckResult.failed("not probed"),
             "anthropic",
             () -> CheckResult.ok("fine"),
             (s, up) -> {},
@@ -40,7 +40,7 @@ class HealthMonitorTest {
     try (HealthMonitor m =
         new HealthMonitor(
             List.of(),
-            new InitializeProbe(() -> null, Duration.ofSeconds(1)),
+            (url, headers) -> CheckResult.failed("not probed"),
             "openai",
             () -> CheckResult.failed("model 'bad-model' not found"),
             (s, up) -> {},

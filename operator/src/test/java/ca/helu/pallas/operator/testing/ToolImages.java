@@ -11,8 +11,8 @@ import java.util.Map;
 
 /**
  * The images the real-cluster tier runs besides Pallas' own (Daedalus, an MCP server, the
- * Prometheus stack, PostgreSQL), built by e2e/cluster/tool-images.py into docker-archive tarballs (cached under
- * ~/.cache/pallas/images).
+ * Prometheus stack, PostgreSQL), built by e2e/cluster/tool-images.py into docker-archive tarballs
+ * (cached under ~/.cache/pallas/images).
  */
 public final class ToolImages {
   /** One image: its tag (what a pod names) and its tarball. */
