@@ -1,7 +1,5 @@
 package ca.helu.pallas.runtime.auth;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.source.JWKSource;
@@ -16,11 +14,8 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.proc.BadJWTException;
 import com.nimbusds.jwt.proc.DefaultJWTProcessor;
 import java.io.IOException;
-import java.net.URI;
 import java.net.URL;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.text.ParseException;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,7 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class OidcTokens implements Authenticator {
   private static final Logger LOG = LoggerFactory.getLogger(OidcTokens.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Accepted clock difference between the issuer and this process. */
   static final Duration CLOCK_SKEW = Duration.ofSeconds(60);
@@ -103,7 +97,7 @@ public final class OidcTokens implements Authenticator {
       Duration timeout,
       Duration refreshAtMostEvery) {
     this.refreshAtMostEvery = refreshAtMostEvery;
-    this.issuer = stripSlash(issuer);
+    this.issuer = IssuerMetadata.normalized(issuer);
     this.audience = audience;
     this.requiredScopes = Set.copyOf(requiredScopes);
     this.timeout = timeout;
@@ -223,7 +217,7 @@ public final class OidcTokens implements Authenticator {
     synchronized (this) {
       if (processor == null) {
         try {
-          processor = build(jwksUri());
+          processor = build(IssuerMetadata.read(issuer, http, timeout).jwksUri().toURL());
         } catch (IOException | RuntimeException e) {
           problem = "the issuer " + issuer + " cannot be reached (" + e.getMessage() + ")";
           LOG.warn("inbound auth: {}", problem);
@@ -233,31 +227,6 @@ public final class OidcTokens implements Authenticator {
       }
       return processor;
     }
-  }
-
-  /** The JWKS URI of the issuer's discovery document, which must name this issuer. */
-  private URL jwksUri() throws IOException, InterruptedException {
-    URI discovery = URI.create(issuer + "/.well-known/openid-configuration");
-    HttpResponse<String> response =
-        http.send(
-            HttpRequest.newBuilder(discovery)
-                .timeout(timeout)
-                .header("Accept", "application/json")
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
-    if (response.statusCode() != 200) {
-      throw new IOException("its discovery document answered HTTP " + response.statusCode());
-    }
-    JsonNode document = JSON.readTree(response.body());
-    String named = stripSlash(document.path("issuer").asText(""));
-    if (!named.equals(issuer)) {
-      throw new IOException("its discovery document names another issuer");
-    }
-    String jwks = document.path("jwks_uri").asText("");
-    if (jwks.isEmpty()) {
-      throw new IOException("its discovery document has no jwks_uri");
-    }
-    return URI.create(jwks).toURL();
   }
 
   private DefaultJWTProcessor<SecurityContext> build(URL jwks) {
@@ -286,9 +255,5 @@ public final class OidcTokens implements Authenticator {
     problem = null;
     LOG.info("inbound auth: tokens of {} for audience {}", issuer, audience);
     return jwt;
-  }
-
-  private static String stripSlash(String url) {
-    return url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
   }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ca.helu.pallas.runtime.auth.AuthFailure;
 import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.auth.OidcTokens;
+import ca.helu.pallas.runtime.auth.TokenExchange;
 import ca.helu.pallas.runtime.testing.KeycloakServer;
 import java.time.Duration;
 import java.util.Set;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Inbound OAuth against a real issuer (issue 18 §6): Keycloak, from its distribution on Maven
  * Central, with the realm in src/test/resources/keycloak. Its real tokens are accepted for the
- * audience they name, and refused for another.
+ * audience they name, and refused for another; the helper agent exchanges its caller's token for
+ * one meant for its downstream server (Keycloak's standard token exchange, RFC 8693).
  */
 class KeycloakIT {
   @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();
@@ -67,5 +69,48 @@ class KeycloakIT {
     assertThatThrownBy(() -> other.authenticate("Bearer " + token))
         .isInstanceOf(AuthFailure.class)
         .hasMessage("the token is not meant for this agent (aud)");
+  }
+
+  private static TokenExchange helperToTools() {
+    return new TokenExchange(
+        KEYCLOAK.issuer(),
+        "agent-helper",
+        "agent-helper-secret",
+        "tools",
+        Set.of("tools"),
+        Duration.ofSeconds(5));
+  }
+
+  @Test
+  void theCallersTokenIsExchangedForOneMeantForTheDownstreamServerAndReused() throws Exception {
+    String alice = KEYCLOAK.userToken("daedalus", "daedalus-secret", "alice", "alice-password");
+    TokenExchange exchange = helperToTools();
+    String forTools = exchange.exchange(alice);
+    assertThat(forTools).isNotEqualTo(alice);
+
+    Caller asSeenByTools =
+        new OidcTokens(KEYCLOAK.issuer(), "tools", Set.of("tools"), Duration.ofSeconds(5))
+            .authenticate("Bearer " + forTools);
+    assertThat(asSeenByTools.name())
+        .as("still alice")
+        .isEqualTo(helper(Set.of()).authenticate("Bearer " + alice).name());
+    assertThat(asSeenByTools.client()).isEqualTo("agent-helper");
+    assertThatThrownBy(() -> helper(Set.of()).authenticate("Bearer " + forTools))
+        .as("not a token for the agent itself")
+        .isInstanceOf(AuthFailure.class);
+
+    assertThat(exchange.exchange(alice))
+        .as("reused until shortly before it expires")
+        .isEqualTo(forTools);
+  }
+
+  @Test
+  void aTokenTheAgentMayNotExchangeIsRefusedByTheIssuerWithItsReason() {
+    String stranger = KEYCLOAK.clientToken("stranger", "stranger-secret");
+    assertThatThrownBy(() -> helperToTools().exchange(stranger))
+        .isInstanceOf(TokenExchange.Failure.class)
+        .hasMessageStartingWith("the issuer refused to exchange the caller's token for tools: ")
+        .message()
+        .doesNotContain(stranger.substring(0, 30));
   }
 }
