@@ -602,27 +602,24 @@ public final class McpEdgeFilter implements Filter {
     return null;
   }
 
-  /** Our words for what the transport refused; its own only where they name no internals. */
+  /**
+   * The words for what the transport refused: its own (it is ours, and writes a JSON-RPC error in
+   * words meant for callers), else a plain one for the status; never the words of a server error.
+   */
   static String messageFor(int status, String transportBody) {
     String said = "";
     try {
-      said = JSON.readTree(transportBody).path("jsonRpcError").path("message").asText("");
+      said = JSON.readTree(transportBody).path("error").path("message").asText("");
     } catch (IOException | RuntimeException e) {
       // not the transport's JSON (e.g. a container error page)
     }
+    if (!said.isEmpty() && status < 500) {
+      return said;
+    }
     return switch (status) {
-      case 400 ->
-          said.contains("Accept header")
-              ? "Bad Request: the Accept header must list application/json and text/event-stream"
-              : said.startsWith("Session ID required")
-                  ? "Bad Request: this request needs the Mcp-Session-Id header from initialize"
-                  : "Bad Request: not a valid MCP request";
       case 404 -> "Not Found: no such session; initialize a new one";
       case 405 -> "Method Not Allowed";
-      case 406 ->
-          "Not Acceptable: the Accept header must list application/json and text/event-stream";
       case 413 -> "Payload Too Large";
-      case 415 -> "Unsupported Media Type: Content-Type must be application/json";
       default -> status >= 500 ? "Internal error" : "Request refused (HTTP " + status + ")";
     };
   }

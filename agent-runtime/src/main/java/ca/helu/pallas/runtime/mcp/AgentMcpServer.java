@@ -4,9 +4,9 @@ import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
-import ca.helu.pallas.runtime.http.SdkClientMistakes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
+import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -17,11 +17,8 @@ import io.modelcontextprotocol.server.McpAsyncServerExchange;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.HttpHeaders;
 import io.modelcontextprotocol.spec.McpSchema;
-import jakarta.servlet.ServletConfig;
-import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
@@ -61,9 +58,8 @@ public final class AgentMcpServer implements AutoCloseable {
   private final Supplier<HealthReport> health;
   private final PallasMetrics metrics;
   private final Conversations conversations;
-  private final HttpServletStreamableServerTransportProvider transport;
+  private final StreamableHttpTransport transport;
   private final McpAsyncServer server;
-  private final McpSessions sessions;
   private final Calls calls;
 
   /**
@@ -99,34 +95,16 @@ public final class AgentMcpServer implements AutoCloseable {
         new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
-    SdkClientMistakes.install(); // the SDK's ERROR for a response nobody awaits
     this.transport =
-        HttpServletStreamableServerTransportProvider.builder()
-            .jsonMapper(json)
-            .mcpEndpoint("/mcp")
-            .maxRequestSize((int) limits.maxBodyBytes())
-            .keepAliveInterval(Duration.ofSeconds(30))
-            .securityValidator(originValidator(allowedOrigins))
-            .contextExtractor(request -> {
-              Map<String, Object> context = new HashMap<>(2);
-              String auth = request.getHeader("Authorization");
-              if (auth != null) {
-                context.put(TurnHandler.AUTHORIZATION, auth);
-              }
-              // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
-              // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by
-              if (request.getAttribute(Calls.ATTRIBUTE) instanceof Cancellation call) {
-                context.put(TurnHandler.CANCELLATION, call);
-              }
-              return context.isEmpty()
-                  ? McpTransportContext.EMPTY
-                  : McpTransportContext.create(context);
-            })
-            .build();
-    this.sessions =
-        new McpSessions(
-            transport, limits.maxSessions(), limits.sessionIdle(), conversations::forget);
-    metrics.sessions(agent, sessions::count);
+        new StreamableHttpTransport(
+            json,
+            originValidator(allowedOrigins),
+            AgentMcpServer::context,
+            limits.maxSessions(),
+            limits.sessionIdle(),
+            Duration.ofSeconds(30),
+            conversations::forget);
+    metrics.sessions(agent, transport::sessionCount);
 
     McpSchema.Tool sendMessage =
         McpSchema.Tool.builder()
@@ -185,6 +163,21 @@ public final class AgentMcpServer implements AutoCloseable {
     this.server = spec.build();
   }
 
+  /** What a request gives the tool handlers. */
+  private static McpTransportContext context(HttpServletRequest request) {
+    Map<String, Object> context = new HashMap<>(2);
+    String auth = request.getHeader("Authorization");
+    if (auth != null) {
+      context.put(TurnHandler.AUTHORIZATION, auth);
+    }
+    // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
+    // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by
+    if (request.getAttribute(Calls.ATTRIBUTE) instanceof Cancellation call) {
+      context.put(TurnHandler.CANCELLATION, call);
+    }
+    return context.isEmpty() ? McpTransportContext.EMPTY : McpTransportContext.create(context);
+  }
+
   /**
    * DNS-rebinding protection: a browser always sends Origin, so an Origin that is not localhost or
    * explicitly allowed is refused (403). Host is not restricted, so in-cluster Service names and
@@ -219,7 +212,7 @@ public final class AgentMcpServer implements AutoCloseable {
 
   /** Room for new sessions, for the edge to keep the cap. */
   public McpEdgeFilter.Sessions sessions() {
-    return sessions;
+    return transport.sessions();
   }
 
   /**
@@ -231,40 +224,21 @@ public final class AgentMcpServer implements AutoCloseable {
   public HttpServlet servlet() {
     return new HttpServlet() {
       @Override
-      public void init(ServletConfig config) throws ServletException {
-        super.init(config);
-        transport.init(config);
-      }
-
-      @Override
-      public void service(ServletRequest req, ServletResponse res)
-          throws ServletException, IOException {
+      public void service(ServletRequest req, ServletResponse res) throws IOException {
         var request = (HttpServletRequest) req;
         var response = (HttpServletResponse) res;
         String session = request.getHeader(HttpHeaders.MCP_SESSION_ID);
-        sessions.seen(session);
         if (session != null && request.getAttribute(CallCancels.REQUEST_ID) instanceof String id) {
           try (Calls.Open call = calls.open(session, id, request, response)) {
-            transport.service(req, call.response());
+            transport.service(request, call.response());
           }
         } else {
-          transport.service(req, res);
-        }
-        // a call's response stream has ended by now; an initialize has named its new session
-        if (session == null) {
-          sessions.started(response.getHeader(HttpHeaders.MCP_SESSION_ID), req.getRemoteAddr());
-        } else {
-          sessions.seen(session);
+          transport.service(request, response);
         }
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
           calls.sessionDeleted(session);
           conversations.forget(session);
         }
-      }
-
-      @Override
-      public void destroy() {
-        transport.destroy();
       }
     };
   }
@@ -286,7 +260,6 @@ public final class AgentMcpServer implements AutoCloseable {
 
   @Override
   public void close() {
-    sessions.close();
     server.closeGracefully().block(Duration.ofSeconds(5));
   }
 }

@@ -1,0 +1,433 @@
+package ca.helu.pallas.runtime.mcp.session;
+
+import ca.helu.pallas.runtime.http.McpEdgeFilter;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.server.transport.ServerTransportSecurityException;
+import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator;
+import io.modelcontextprotocol.spec.HttpHeaders;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSession;
+import io.modelcontextprotocol.spec.McpStreamableServerSession;
+import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.ProtocolVersions;
+import io.modelcontextprotocol.util.KeepAliveScheduler;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The Streamable HTTP transport of one agent's MCP server (MCP 2025-11-25, "Transports"; docs/
+ * runtime.md, "Sessions"): POST, GET and DELETE on /mcp, served to the SDK's sessions. It is ours
+ * rather than the SDK's servlet provider so that the session map is ours ({@link LiveSessions}:
+ * counted, capped and expired in one place, without reflection into the SDK), and so that every
+ * refusal it writes is a JSON-RPC error in our words, which the edge passes on as it is.
+ *
+ * <p>The edge ({@link McpEdgeFilter}) runs first: it has bounded and read the body, answered the
+ * client notifications the agent does not act on, and holds room for a new session.
+ */
+public final class StreamableHttpTransport implements McpStreamableServerTransportProvider {
+  private static final Logger LOG = LoggerFactory.getLogger(StreamableHttpTransport.class);
+  private static final ObjectMapper ERRORS = new ObjectMapper();
+  private static final String EVENT_STREAM = "text/event-stream";
+  private static final String JSON = "application/json";
+  private static final String CONTEXT_KEY = McpTransportContext.KEY;
+
+  static final String NEEDS_SESSION =
+      "Bad Request: this request needs the Mcp-Session-Id header from initialize";
+  static final String NO_SUCH_SESSION = "Not Found: no such session; initialize a new one";
+  static final String ACCEPT_POST =
+      "Bad Request: the Accept header must list application/json and text/event-stream";
+  static final String ACCEPT_GET = "Bad Request: the Accept header must list text/event-stream";
+  static final String UNSOLICITED = "Invalid Request: this server awaits no response with this id";
+
+  private final McpJsonMapper json;
+  private final ServerTransportSecurityValidator origins;
+  private final Function<HttpServletRequest, McpTransportContext> context;
+  private final LiveSessions sessions;
+  private final KeepAliveScheduler keepAlive;
+  private volatile McpStreamableServerSession.Factory factory;
+  private volatile boolean closing;
+
+  /**
+   * @param origins which Origin headers are allowed (DNS-rebinding protection)
+   * @param context what a request gives its handlers (the caller's bearer, its cancellation)
+   * @param maxSessions the sessions held at once ({@link LiveSessions})
+   * @param idle how long an unused session is kept
+   * @param keepAlive how often a client listening on a GET stream is pinged
+   * @param expired told the id of each session closed for idleness or to make room
+   */
+  public StreamableHttpTransport(
+      McpJsonMapper json,
+      ServerTransportSecurityValidator origins,
+      Function<HttpServletRequest, McpTransportContext> context,
+      int maxSessions,
+      Duration idle,
+      Duration keepAlive,
+      Consumer<String> expired) {
+    this.json = json;
+    this.origins = origins;
+    this.context = context;
+    this.sessions = new LiveSessions(maxSessions, idle, expired);
+    this.keepAlive =
+        KeepAliveScheduler.builder(this::listening)
+            .initialDelay(keepAlive)
+            .interval(keepAlive)
+            .onPingFailure(session -> {
+              if (session instanceof McpStreamableServerSession streamable) {
+                streamable.releaseListeningStream();
+              }
+            })
+            .build();
+    this.keepAlive.start();
+  }
+
+  /** The sessions, for the edge to keep the cap. */
+  public McpEdgeFilter.Sessions sessions() {
+    return sessions;
+  }
+
+  /** Sessions held now. */
+  public int sessionCount() {
+    return sessions.count();
+  }
+
+  private Flux<McpSession> listening() {
+    return closing
+        ? Flux.empty()
+        : Flux.fromIterable(sessions.sessions())
+            .filter(McpStreamableServerSession::hasListeningStream)
+            .cast(McpSession.class);
+  }
+
+  @Override
+  public List<String> protocolVersions() {
+    return List.of(
+        ProtocolVersions.MCP_2025_03_26,
+        ProtocolVersions.MCP_2025_06_18,
+        ProtocolVersions.MCP_2025_11_25);
+  }
+
+  @Override
+  public void setSessionFactory(McpStreamableServerSession.Factory factory) {
+    this.factory = factory;
+  }
+
+  @Override
+  public Mono<Void> notifyClients(String method, Object params) {
+    return Flux.fromIterable(sessions.sessions())
+        .flatMap(s ->
+            s.sendNotification(method, params)
+                .doOnError(e -> LOG.debug("notifying session {}: {}", s.getId(), e.toString()))
+                .onErrorComplete())
+        .then();
+  }
+
+  @Override
+  public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+    return Mono.defer(() -> {
+      McpStreamableServerSession session = sessions.use(sessionId);
+      return session == null ? Mono.empty() : session.sendNotification(method, params);
+    });
+  }
+
+  @Override
+  public Mono<Void> closeGracefully() {
+    return Mono.fromRunnable(() -> {
+      closing = true;
+      keepAlive.shutdown();
+      sessions.close();
+      for (McpStreamableServerSession session : sessions.clear()) {
+        try {
+          session.closeGracefully().block(Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+          LOG.debug("closing session {}: {}", session.getId(), e.toString());
+        }
+      }
+    });
+  }
+
+  /** Serves one request to /mcp. */
+  public void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    if (closing) {
+      refuse(response, 503, -32000, "Service Unavailable: this server is shutting down");
+      return;
+    }
+    try {
+      origins.validateHeaders(headers(request));
+    } catch (ServerTransportSecurityException e) {
+      refuse(
+          response,
+          e.getStatusCode(),
+          McpSchema.ErrorCodes.INVALID_REQUEST,
+          "Forbidden: requests from this Origin are not allowed (docs/configuration.md, --allowed-origin)");
+      return;
+    }
+    switch (request.getMethod()) {
+      case "POST" -> post(request, response);
+      case "GET" -> get(request, response);
+      case "DELETE" -> delete(request, response);
+      default -> refuse(response, 405, McpSchema.ErrorCodes.INVALID_REQUEST, "Method Not Allowed");
+    }
+  }
+
+  private static Map<String, List<String>> headers(HttpServletRequest request) {
+    Map<String, List<String>> headers = new HashMap<>();
+    for (String name : Collections.list(request.getHeaderNames())) {
+      headers.put(name, Collections.list(request.getHeaders(name)));
+    }
+    return headers;
+  }
+
+  private void post(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String accept = request.getHeader("Accept");
+    if (accept == null || !accept.contains(EVENT_STREAM) || !accept.contains(JSON)) {
+      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, ACCEPT_POST);
+      return;
+    }
+    if (!isJson(request.getContentType())) {
+      refuse(
+          response,
+          415,
+          McpSchema.ErrorCodes.INVALID_REQUEST,
+          "Unsupported Media Type: Content-Type must be application/json");
+      return;
+    }
+    McpSchema.JSONRPCMessage message;
+    try {
+      String body = new String(request.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      message = McpSchema.deserializeJsonRpcMessage(json, body);
+    } catch (IOException | IllegalArgumentException e) {
+      LOG.debug("not a JSON-RPC message: {}", e.toString());
+      refuse(
+          response,
+          400,
+          McpSchema.ErrorCodes.INVALID_REQUEST,
+          "Bad Request: not a valid MCP request");
+      return;
+    }
+    if (message instanceof McpSchema.JSONRPCRequest r && r.method().equals("initialize")) {
+      initialize(request, response, r);
+      return;
+    }
+    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
+    if (id == null || id.isBlank()) {
+      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
+      return;
+    }
+    McpStreamableServerSession session = sessions.use(id);
+    if (session == null) {
+      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
+      return;
+    }
+    McpTransportContext transportContext = context.apply(request);
+    try {
+      switch (message) {
+        case McpSchema.JSONRPCResponse answer -> {
+          try {
+            session.accept(answer).contextWrite(c -> c.put(CONTEXT_KEY, transportContext)).block();
+          } catch (RuntimeException e) {
+            // a response to no request of ours: the client's mistake, not our fault
+            LOG.debug("a response no request of session {} awaits: {}", id, e.toString());
+            refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, UNSOLICITED);
+            return;
+          }
+          accepted(response);
+        }
+        case McpSchema.JSONRPCNotification notification -> {
+          session
+              .accept(notification)
+              .contextWrite(c -> c.put(CONTEXT_KEY, transportContext))
+              .block();
+          accepted(response);
+        }
+        case McpSchema.JSONRPCRequest call ->
+            respond(request, response, session, call, transportContext);
+        default ->
+            refuse(
+                response,
+                400,
+                McpSchema.ErrorCodes.INVALID_REQUEST,
+                "Bad Request: not a valid MCP request");
+      }
+    } finally {
+      sessions.used(id);
+    }
+  }
+
+  private static void accepted(HttpServletResponse response) {
+    response.setStatus(202);
+    response.setContentLength(0);
+  }
+
+  private static boolean isJson(String contentType) {
+    if (contentType == null) {
+      return false;
+    }
+    int parameters = contentType.indexOf(';');
+    String type = parameters < 0 ? contentType : contentType.substring(0, parameters);
+    return type.strip().equalsIgnoreCase(JSON);
+  }
+
+  private void initialize(
+      HttpServletRequest request, HttpServletResponse response, McpSchema.JSONRPCRequest call)
+      throws IOException {
+    McpSchema.InitializeRequest init =
+        json.convertValue(call.params(), new TypeRef<McpSchema.InitializeRequest>() {});
+    McpStreamableServerSession.McpStreamableServerSessionInit started = factory.startSession(init);
+    McpStreamableServerSession session = started.session();
+    McpSchema.InitializeResult result;
+    try {
+      result = started.initResult().block();
+    } catch (RuntimeException e) {
+      LOG.warn("initializing a session failed: {}", e.toString());
+      refuse(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "Internal error");
+      return;
+    }
+    sessions.add(session, request.getRemoteAddr());
+    byte[] body =
+        json.writeValueAsString(McpSchema.JSONRPCResponse.result(call.id(), result))
+            .getBytes(StandardCharsets.UTF_8);
+    response.setStatus(200);
+    response.setContentType(JSON);
+    response.setCharacterEncoding("UTF-8");
+    response.setHeader(HttpHeaders.MCP_SESSION_ID, session.getId());
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+    response.getOutputStream().flush();
+  }
+
+  /** A request of the client's: answered on an SSE stream of its own, with what the call sends. */
+  private void respond(
+      HttpServletRequest request,
+      HttpServletResponse response,
+      McpStreamableServerSession session,
+      McpSchema.JSONRPCRequest call,
+      McpTransportContext transportContext)
+      throws IOException {
+    SseConnection connection = openStream(request, response, session.getId());
+    McpStreamableServerSession.McpStreamableServerSessionStream stream =
+        session.responseStream(connection);
+    onEnd(request.getAsyncContext(), stream::releaseTransport);
+    try {
+      stream.handle(call).contextWrite(c -> c.put(CONTEXT_KEY, transportContext)).block();
+    } catch (RuntimeException e) {
+      LOG.debug("the stream of a request of session {} ended: {}", session.getId(), e.toString());
+      connection.close();
+    }
+  }
+
+  private SseConnection openStream(
+      HttpServletRequest request, HttpServletResponse response, String session) throws IOException {
+    response.setStatus(200);
+    response.setContentType(EVENT_STREAM);
+    response.setCharacterEncoding("UTF-8");
+    response.setHeader("Cache-Control", "no-cache");
+    AsyncContext async = request.startAsync();
+    async.setTimeout(0);
+    return new SseConnection(session, async, response.getWriter(), json);
+  }
+
+  private void get(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String accept = request.getHeader("Accept");
+    if (accept == null || !accept.contains(EVENT_STREAM)) {
+      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, ACCEPT_GET);
+      return;
+    }
+    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
+    if (id == null || id.isBlank()) {
+      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
+      return;
+    }
+    McpStreamableServerSession session = sessions.use(id);
+    if (session == null) {
+      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
+      return;
+    }
+    SseConnection connection = openStream(request, response, id);
+    response.flushBuffer(); // the client knows its stream is open before any message
+    McpStreamableServerSession.McpStreamableServerSessionStream listening =
+        session.listeningStream(connection);
+    onEnd(request.getAsyncContext(), listening::releaseTransport);
+  }
+
+  private void delete(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
+    if (id == null || id.isBlank()) {
+      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
+      return;
+    }
+    McpStreamableServerSession session = sessions.use(id);
+    if (session == null) {
+      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
+      return;
+    }
+    sessions.remove(id);
+    session
+        .delete()
+        .contextWrite(c -> c.put(CONTEXT_KEY, context.apply(request)))
+        .onErrorResume(e -> {
+          LOG.debug("closing deleted session {}: {}", id, e.toString());
+          return Mono.empty();
+        })
+        .block(Duration.ofSeconds(5));
+    response.setStatus(200);
+    response.setContentLength(0);
+  }
+
+  /** Runs {@code end} once the stream's connection ends, however it ends. */
+  private static void onEnd(AsyncContext async, Runnable end) {
+    async.addListener(
+        new AsyncListener() {
+          @Override
+          public void onComplete(AsyncEvent event) {
+            end.run();
+          }
+
+          @Override
+          public void onTimeout(AsyncEvent event) {
+            end.run();
+          }
+
+          @Override
+          public void onError(AsyncEvent event) {
+            end.run();
+          }
+
+          @Override
+          public void onStartAsync(AsyncEvent event) {}
+        });
+  }
+
+  /** A JSON-RPC error without an id (the edge gives it the request's). */
+  private static void refuse(HttpServletResponse response, int status, int code, String message)
+      throws IOException {
+    ObjectNode error = ERRORS.createObjectNode();
+    error.put("jsonrpc", "2.0");
+    error.putNull("id");
+    error.putObject("error").put("code", code).put("message", message);
+    response.setStatus(status);
+    response.setContentType(JSON);
+    response.setCharacterEncoding("UTF-8");
+    response.getWriter().write(ERRORS.writeValueAsString(error));
+    response.getWriter().flush();
+  }
+}
