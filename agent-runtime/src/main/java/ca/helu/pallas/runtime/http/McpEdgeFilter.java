@@ -407,6 +407,11 @@ public final class McpEdgeFilter implements Filter {
       refuse(response, 503, id, SHUTTING_DOWN, "Service Unavailable: this server is shutting down");
       return;
     }
+    if (capture.status == 503) {
+      // a bound of the transport's (sessions at the cap, each busy): retry later
+      refuse(response, 503, id, UNAVAILABLE, messageFor(503, capture.body()));
+      return;
+    }
     if (capture.status >= 400) {
       int status = capture.status >= 500 ? 500 : capture.status;
       refuse(
@@ -613,7 +618,7 @@ public final class McpEdgeFilter implements Filter {
     } catch (IOException | RuntimeException e) {
       // not the transport's JSON (e.g. a container error page)
     }
-    if (!said.isEmpty() && status < 500) {
+    if (!said.isEmpty() && (status < 500 || status == 503)) {
       return said;
     }
     return switch (status) {

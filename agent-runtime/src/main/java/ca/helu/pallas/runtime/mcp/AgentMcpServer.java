@@ -6,6 +6,7 @@ import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
+import ca.helu.pallas.runtime.mcp.session.SessionStore;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -66,6 +67,8 @@ public final class AgentMcpServer implements AutoCloseable {
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
    * @param turns the turn's deadline, and how often a call's stream is checked for a client that
    *     left
+   * @param sessionStore where the agent's MCP sessions are kept, for every replica
+   *     (docs/runtime.md, "Sessions")
    */
   public AgentMcpServer(
       AgentCard card,
@@ -77,7 +80,8 @@ public final class AgentMcpServer implements AutoCloseable {
       List<String> allowedOrigins,
       EdgeLimits limits,
       long historyChars,
-      TurnLimits turns) {
+      TurnLimits turns,
+      SessionStore sessionStore) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
@@ -95,11 +99,18 @@ public final class AgentMcpServer implements AutoCloseable {
         new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
+    // our tools declare no output schema, so nothing is ever validated; this also spares loading
+    // the SDK's default JSON-schema library at startup
+    JsonSchemaValidator noSchemas =
+        (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null);
     this.transport =
         new StreamableHttpTransport(
+            agent,
             json,
+            noSchemas,
             originValidator(allowedOrigins),
             AgentMcpServer::context,
+            sessionStore,
             limits.maxSessions(),
             limits.sessionIdle(),
             Duration.ofSeconds(30),
@@ -141,10 +152,7 @@ public final class AgentMcpServer implements AutoCloseable {
             .serverInfo(agent, card.version())
             .jsonMapper(json)
             .validateToolInputs(false)
-            // our tools declare no output schema, so nothing is ever validated; this also spares
-            // loading the SDK's default JSON-schema library at startup
-            .jsonSchemaValidator(
-                (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null))
+            .jsonSchemaValidator(noSchemas)
             .instructions(card.description())
             .tools(tools);
     if (scope != InstanceScope.REQUEST) {

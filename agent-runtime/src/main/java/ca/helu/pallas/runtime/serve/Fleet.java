@@ -11,6 +11,8 @@ import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.mcp.AgentCard;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
+import ca.helu.pallas.runtime.mcp.session.InMemorySessionStore;
+import ca.helu.pallas.runtime.mcp.session.SessionStore;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
 import java.net.BindException;
@@ -36,6 +38,8 @@ public final class Fleet implements AutoCloseable {
   private final AgentPartsFactory partsFactory;
   // the requests and body bytes of every agent here come out of one heap: one pool for all
   private final RequestPool pool;
+  // every agent's MCP sessions, for the replicas that share the store (docs/runtime.md, Sessions)
+  private final SessionStore sessions;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
   private RegistryServer registry;
 
@@ -44,6 +48,17 @@ public final class Fleet implements AutoCloseable {
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory) {
+    this(deployment, options, metrics, partsFactory, new InMemorySessionStore());
+  }
+
+  /** A fleet whose agents keep their MCP sessions in {@code sessions}. */
+  public Fleet(
+      PallasDeployment deployment,
+      ServeOptions options,
+      PallasMetrics metrics,
+      AgentPartsFactory partsFactory,
+      SessionStore sessions) {
+    this.sessions = sessions;
     this.deployment = deployment;
     this.options = options;
     this.metrics = metrics;
@@ -160,7 +175,8 @@ public final class Fleet implements AutoCloseable {
               options.allowedOrigins(),
               options.limits(),
               options.limits().maxHistoryChars() / served().size(),
-              options.turns());
+              options.turns(),
+              sessions);
       AgentHost host =
           new AgentHost(
               agent.name(),

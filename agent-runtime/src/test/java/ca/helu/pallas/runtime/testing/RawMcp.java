@@ -151,6 +151,11 @@ public final class RawMcp {
     return result.get("content").get(0).get("text").asText();
   }
 
+  /** This session, its requests sent to another URL (another replica of the agent). */
+  public RawMcp at(String otherUrl) {
+    return new RawMcp(otherUrl, bearer, session);
+  }
+
   /** The session's Mcp-Session-Id. */
   public String session() {
     return session;

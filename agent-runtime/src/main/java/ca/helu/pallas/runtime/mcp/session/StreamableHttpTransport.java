@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.server.transport.ServerTransportSecurityException;
 import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator;
 import io.modelcontextprotocol.spec.HttpHeaders;
@@ -13,6 +14,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSession;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.PallasSessionRestore;
 import io.modelcontextprotocol.spec.ProtocolVersions;
 import io.modelcontextprotocol.util.KeepAliveScheduler;
 import jakarta.servlet.AsyncContext;
@@ -60,6 +62,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   static final String UNSOLICITED = "Invalid Request: this server awaits no response with this id";
 
   private final McpJsonMapper json;
+  private final JsonSchemaValidator validator;
   private final ServerTransportSecurityValidator origins;
   private final Function<HttpServletRequest, McpTransportContext> context;
   private final LiveSessions sessions;
@@ -68,25 +71,32 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   private volatile boolean closing;
 
   /**
+   * @param agent whose sessions these are (the store keeps every agent's)
+   * @param validator the server's JSON-schema validator, for re-created sessions
    * @param origins which Origin headers are allowed (DNS-rebinding protection)
    * @param context what a request gives its handlers (the caller's bearer, its cancellation)
+   * @param store where sessions are kept, for every replica of the agent
    * @param maxSessions the sessions held at once ({@link LiveSessions})
    * @param idle how long an unused session is kept
    * @param keepAlive how often a client listening on a GET stream is pinged
    * @param expired told the id of each session closed for idleness or to make room
    */
   public StreamableHttpTransport(
+      String agent,
       McpJsonMapper json,
+      JsonSchemaValidator validator,
       ServerTransportSecurityValidator origins,
       Function<HttpServletRequest, McpTransportContext> context,
+      SessionStore store,
       int maxSessions,
       Duration idle,
       Duration keepAlive,
       Consumer<String> expired) {
     this.json = json;
+    this.validator = validator;
     this.origins = origins;
     this.context = context;
-    this.sessions = new LiveSessions(maxSessions, idle, expired);
+    this.sessions = new LiveSessions(agent, store, maxSessions, idle, expired);
     this.keepAlive =
         KeepAliveScheduler.builder(this::listening)
             .initialDelay(keepAlive)
@@ -144,7 +154,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   @Override
   public Mono<Void> notifyClient(String sessionId, String method, Object params) {
     return Mono.defer(() -> {
-      McpStreamableServerSession session = sessions.use(sessionId);
+      McpStreamableServerSession session = sessions.use(sessionId, this::restore);
       return session == null ? Mono.empty() : session.sendNotification(method, params);
     });
   }
@@ -233,9 +243,8 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
       return;
     }
-    McpStreamableServerSession session = sessions.use(id);
+    McpStreamableServerSession session = session(id, response);
     if (session == null) {
-      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
       return;
     }
     McpTransportContext transportContext = context.apply(request);
@@ -273,6 +282,41 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     }
   }
 
+  /**
+   * The session with this id, held here or re-created from the store; null when there is none (then
+   * the client has been answered).
+   */
+  private McpStreamableServerSession session(String id, HttpServletResponse response)
+      throws IOException {
+    McpStreamableServerSession session;
+    try {
+      session = sessions.use(id, this::restore);
+    } catch (LiveSessions.Full e) {
+      response.setHeader("Retry-After", "1");
+      refuse(response, 503, -32000, e.getMessage());
+      return null;
+    } catch (RuntimeException e) {
+      // a stored session this server cannot read: to the client it is gone
+      LOG.warn("re-creating MCP session {} failed: {}", id, e.toString());
+      session = null;
+    }
+    if (session == null) {
+      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
+    }
+    return session;
+  }
+
+  /** A session another replica (or this process before a restart) opened, re-created here. */
+  private McpStreamableServerSession restore(SessionStore.StoredSession stored) {
+    McpSchema.InitializeRequest init;
+    try {
+      init = json.readValue(stored.initialize(), McpSchema.InitializeRequest.class);
+    } catch (IOException e) {
+      throw new IllegalStateException("the stored initialize request is not readable", e);
+    }
+    return PallasSessionRestore.restore(factory, stored.id(), init, validator);
+  }
+
   private static void accepted(HttpServletResponse response) {
     response.setStatus(202);
     response.setContentLength(0);
@@ -302,7 +346,8 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       refuse(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "Internal error");
       return;
     }
-    sessions.add(session, request.getRemoteAddr());
+    sessions.add(
+        session, request.getRemoteAddr(), json.writeValueAsString(init), result.protocolVersion());
     byte[] body =
         json.writeValueAsString(McpSchema.JSONRPCResponse.result(call.id(), result))
             .getBytes(StandardCharsets.UTF_8);
@@ -357,9 +402,8 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
       return;
     }
-    McpStreamableServerSession session = sessions.use(id);
+    McpStreamableServerSession session = session(id, response);
     if (session == null) {
-      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
       return;
     }
     SseConnection connection = openStream(request, response, id);
@@ -375,9 +419,8 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
       return;
     }
-    McpStreamableServerSession session = sessions.use(id);
+    McpStreamableServerSession session = session(id, response);
     if (session == null) {
-      refuse(response, 404, McpSchema.ErrorCodes.INVALID_REQUEST, NO_SUCH_SESSION);
       return;
     }
     sessions.remove(id);
