@@ -6,7 +6,7 @@ import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
-import ca.helu.pallas.runtime.mcp.session.SessionStore;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -67,8 +67,8 @@ public final class AgentMcpServer implements AutoCloseable {
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
    * @param turns the turn's deadline, and how often a call's stream is checked for a client that
    *     left
-   * @param sessionStore where the agent's MCP sessions are kept, for every replica
-   *     (docs/runtime.md, "Sessions")
+   * @param stores where the agent's MCP sessions and their streams' events are kept, for every
+   *     replica (docs/runtime.md, "Sessions")
    */
   public AgentMcpServer(
       AgentCard card,
@@ -81,7 +81,7 @@ public final class AgentMcpServer implements AutoCloseable {
       EdgeLimits limits,
       long historyChars,
       TurnLimits turns,
-      SessionStore sessionStore) {
+      SessionStores stores) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
@@ -110,7 +110,9 @@ public final class AgentMcpServer implements AutoCloseable {
             noSchemas,
             originValidator(allowedOrigins),
             AgentMcpServer::context,
-            sessionStore,
+            stores.sessions(),
+            stores.events(),
+            turns.deadline(),
             limits.maxSessions(),
             limits.sessionIdle(),
             Duration.ofSeconds(30),
@@ -237,7 +239,10 @@ public final class AgentMcpServer implements AutoCloseable {
         var response = (HttpServletResponse) res;
         String session = request.getHeader(HttpHeaders.MCP_SESSION_ID);
         if (session != null && request.getAttribute(CallCancels.REQUEST_ID) instanceof String id) {
-          try (Calls.Open call = calls.open(session, id, request, response)) {
+          // a resumable stream's call goes on when its client's connection breaks: the client
+          // comes back for the rest (docs/runtime.md, "Sessions")
+          boolean stopOnDisconnect = !transport.resumable(session);
+          try (Calls.Open call = calls.open(session, id, request, response, stopOnDisconnect)) {
             transport.service(request, call.response());
           }
         } else {

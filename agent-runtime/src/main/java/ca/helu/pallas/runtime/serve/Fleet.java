@@ -11,8 +11,7 @@ import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.mcp.AgentCard;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
-import ca.helu.pallas.runtime.mcp.session.InMemorySessionStore;
-import ca.helu.pallas.runtime.mcp.session.SessionStore;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
 import java.net.BindException;
@@ -39,7 +38,7 @@ public final class Fleet implements AutoCloseable {
   // the requests and body bytes of every agent here come out of one heap: one pool for all
   private final RequestPool pool;
   // every agent's MCP sessions, for the replicas that share the store (docs/runtime.md, Sessions)
-  private final SessionStore sessions;
+  private final SessionStores sessions;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
   private RegistryServer registry;
 
@@ -48,16 +47,16 @@ public final class Fleet implements AutoCloseable {
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory) {
-    this(deployment, options, metrics, partsFactory, new InMemorySessionStore());
+    this(deployment, options, metrics, partsFactory, SessionStores.inMemory());
   }
 
-  /** A fleet whose agents keep their MCP sessions in {@code sessions}. */
+  /** A fleet whose agents keep their MCP sessions and their streams' events in {@code sessions}. */
   public Fleet(
       PallasDeployment deployment,
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory,
-      SessionStore sessions) {
+      SessionStores sessions) {
     this.sessions = sessions;
     this.deployment = deployment;
     this.options = options;

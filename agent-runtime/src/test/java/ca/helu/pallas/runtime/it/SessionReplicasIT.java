@@ -2,8 +2,7 @@ package ca.helu.pallas.runtime.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ca.helu.pallas.runtime.mcp.session.InMemorySessionStore;
-import ca.helu.pallas.runtime.mcp.session.SessionStore;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -39,7 +38,7 @@ class SessionReplicasIT {
 
   @Test
   void anSdkClientWhoseRequestsAlternateBetweenTwoReplicasKeepsItsSession() {
-    SessionStore store = new InMemorySessionStore();
+    SessionStores store = SessionStores.inMemory();
     try (RunningFleet one = RunningFleet.replica(MANIFEST, store);
         RunningFleet two = RunningFleet.replica(MANIFEST, store)) {
       // a Service without affinity: each request to the next replica
@@ -61,7 +60,7 @@ class SessionReplicasIT {
 
   @Test
   void aSessionOpenedOnOneReplicaIsServedAndDeletedOnAnother() throws Exception {
-    SessionStore store = new InMemorySessionStore();
+    SessionStores store = SessionStores.inMemory();
     try (RunningFleet one = RunningFleet.replica(MANIFEST, store);
         RunningFleet two = RunningFleet.replica(MANIFEST, store)) {
       RawMcp onOne = RawMcp.open(one.mcpUrl("a"), null);
@@ -81,7 +80,7 @@ class SessionReplicasIT {
 
   @Test
   void aReplacementPodServesTheSessionsOfThePodItReplaced() {
-    SessionStore store = new InMemorySessionStore();
+    SessionStores store = SessionStores.inMemory();
     RunningFleet old = RunningFleet.replica(MANIFEST, store);
     RunningFleet replacement = null;
     try {

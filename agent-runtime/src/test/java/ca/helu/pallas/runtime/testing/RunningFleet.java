@@ -3,8 +3,7 @@ package ca.helu.pallas.runtime.testing;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
-import ca.helu.pallas.runtime.mcp.session.InMemorySessionStore;
-import ca.helu.pallas.runtime.mcp.session.SessionStore;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
@@ -34,7 +33,7 @@ public final class RunningFleet implements AutoCloseable {
       Map<String, String> env,
       ServeOptions options,
       DefaultAgentParts.Timings timings) {
-    this(yaml, env, options, timings, new InMemorySessionStore());
+    this(yaml, env, options, timings, SessionStores.inMemory());
   }
 
   private RunningFleet(
@@ -42,7 +41,7 @@ public final class RunningFleet implements AutoCloseable {
       Map<String, String> env,
       ServeOptions options,
       DefaultAgentParts.Timings timings,
-      SessionStore sessions) {
+      SessionStores sessions) {
     deployment = ManifestParser.parse(yaml, "test manifest");
     metrics = new PallasMetrics();
     metrics.bindJvmMetrics();
@@ -99,7 +98,7 @@ public final class RunningFleet implements AutoCloseable {
    * fleets of the same manifest, on ports of their own) share, as the pods of an agent share a
    * database.
    */
-  public static RunningFleet replica(String yaml, SessionStore sessions) {
+  public static RunningFleet replica(String yaml, SessionStores sessions) {
     return new RunningFleet(
         withFreePorts(yaml),
         Map.of(),

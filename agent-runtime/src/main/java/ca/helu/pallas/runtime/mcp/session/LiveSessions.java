@@ -40,11 +40,13 @@ final class LiveSessions implements McpEdgeFilter.Sessions, AutoCloseable {
   private static final class Live {
     final McpStreamableServerSession session;
     final String caller;
+    final String protocolVersion;
     volatile long lastSeen = System.nanoTime();
 
-    Live(McpStreamableServerSession session, String caller) {
+    Live(McpStreamableServerSession session, String caller, String protocolVersion) {
       this.session = session;
       this.caller = caller == null ? "" : caller;
+      this.protocolVersion = protocolVersion == null ? "" : protocolVersion;
     }
 
     boolean busy() {
@@ -125,7 +127,7 @@ final class LiveSessions implements McpEdgeFilter.Sessions, AutoCloseable {
     store.save(
         new SessionStore.StoredSession(
             agent, session.getId(), initialize, protocolVersion, caller, now, now));
-    live.put(session.getId(), new Live(session, caller));
+    live.put(session.getId(), new Live(session, caller, protocolVersion));
   }
 
   /**
@@ -165,11 +167,19 @@ final class LiveSessions implements McpEdgeFilter.Sessions, AutoCloseable {
     if (live.size() + starting >= max && !closeOldestIdle(stored.get().caller())) {
       throw new Full(max);
     }
-    Live restored = new Live(restorer.restore(stored.get()), stored.get().caller());
+    Live restored =
+        new Live(
+            restorer.restore(stored.get()), stored.get().caller(), stored.get().protocolVersion());
     live.put(id, restored);
     store.touch(agent, id, Instant.now());
     LOG.debug("re-created MCP session {} from the session store", id);
     return restored.session;
+  }
+
+  /** The protocol version the session was opened with, once it is held here; "" when unknown. */
+  String protocolVersion(String id) {
+    Live session = id == null ? null : live.get(id);
+    return session == null ? "" : session.protocolVersion;
   }
 
   /** The session's request has been answered: its idleness counts from now. */

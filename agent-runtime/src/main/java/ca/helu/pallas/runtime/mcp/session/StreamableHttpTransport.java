@@ -29,6 +29,8 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -66,6 +68,11 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   private final ServerTransportSecurityValidator origins;
   private final Function<HttpServletRequest, McpTransportContext> context;
   private final LiveSessions sessions;
+  private final String agent;
+  private final EventStore events;
+  private final Duration follow;
+  // the response streams running here, by stream id, for a client that resumes one
+  private final Map<String, SseConnection> streams = new ConcurrentHashMap<>();
   private final KeepAliveScheduler keepAlive;
   private volatile McpStreamableServerSession.Factory factory;
   private volatile boolean closing;
@@ -76,6 +83,9 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
    * @param origins which Origin headers are allowed (DNS-rebinding protection)
    * @param context what a request gives its handlers (the caller's bearer, its cancellation)
    * @param store where sessions are kept, for every replica of the agent
+   * @param events where the events of resumable streams are kept, for every replica
+   * @param follow how long a resumed stream that runs on no replica known here is followed in the
+   *     event store (at most a turn's deadline)
    * @param maxSessions the sessions held at once ({@link LiveSessions})
    * @param idle how long an unused session is kept
    * @param keepAlive how often a client listening on a GET stream is pinged
@@ -88,15 +98,29 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       ServerTransportSecurityValidator origins,
       Function<HttpServletRequest, McpTransportContext> context,
       SessionStore store,
+      EventStore events,
+      Duration follow,
       int maxSessions,
       Duration idle,
       Duration keepAlive,
       Consumer<String> expired) {
     this.json = json;
+    this.agent = agent;
+    this.events = events;
+    this.follow = follow;
     this.validator = validator;
     this.origins = origins;
     this.context = context;
-    this.sessions = new LiveSessions(agent, store, maxSessions, idle, expired);
+    this.sessions =
+        new LiveSessions(
+            agent,
+            store,
+            maxSessions,
+            idle,
+            id -> {
+              events.forget(agent, id);
+              expired.accept(id);
+            });
     this.keepAlive =
         KeepAliveScheduler.builder(this::listening)
             .initialDelay(keepAlive)
@@ -360,6 +384,15 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     response.getOutputStream().flush();
   }
 
+  /**
+   * Whether a session's streams are resumable: opened with protocol 2025-11-25 or later, whose
+   * clients know the priming event (docs/contract.md, "Streams"). Its calls are not stopped when
+   * the client's connection breaks; it comes back for the rest.
+   */
+  public boolean resumable(String session) {
+    return sessions.protocolVersion(session).compareTo(ProtocolVersions.MCP_2025_11_25) >= 0;
+  }
+
   /** A request of the client's: answered on an SSE stream of its own, with what the call sends. */
   private void respond(
       HttpServletRequest request,
@@ -368,27 +401,47 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       McpSchema.JSONRPCRequest call,
       McpTransportContext transportContext)
       throws IOException {
-    SseConnection connection = openStream(request, response, session.getId());
+    String id = session.getId();
+    boolean resumable = resumable(id);
+    SseConnection.Sink sink = openStream(request, response);
+    String streamId = newStreamId();
+    SseConnection connection =
+        new SseConnection(agent, id, streamId, resumable ? events : null, json, sink);
     McpStreamableServerSession.McpStreamableServerSessionStream stream =
         session.responseStream(connection);
-    onEnd(request.getAsyncContext(), stream::releaseTransport);
+    if (resumable) {
+      streams.put(streamId, connection);
+      onEnd(sink.async(), () -> connection.ended(sink.async()));
+      connection.prime(RETRY);
+    } else {
+      onEnd(sink.async(), stream::releaseTransport);
+    }
     try {
       stream.handle(call).contextWrite(c -> c.put(CONTEXT_KEY, transportContext)).block();
     } catch (RuntimeException e) {
-      LOG.debug("the stream of a request of session {} ended: {}", session.getId(), e.toString());
+      LOG.debug("the stream of a request of session {} ended: {}", id, e.toString());
       connection.close();
+    } finally {
+      streams.remove(streamId);
     }
   }
 
-  private SseConnection openStream(
-      HttpServletRequest request, HttpServletResponse response, String session) throws IOException {
+  /** How long a client waits before it reconnects to a stream the server ended. */
+  static final Duration RETRY = Duration.ofSeconds(1);
+
+  private static String newStreamId() {
+    return UUID.randomUUID().toString().replace("-", "");
+  }
+
+  private static SseConnection.Sink openStream(
+      HttpServletRequest request, HttpServletResponse response) throws IOException {
     response.setStatus(200);
     response.setContentType(EVENT_STREAM);
     response.setCharacterEncoding("UTF-8");
     response.setHeader("Cache-Control", "no-cache");
     AsyncContext async = request.startAsync();
     async.setTimeout(0);
-    return new SseConnection(session, async, response.getWriter(), json);
+    return new SseConnection.Sink(async, response.getWriter());
   }
 
   private void get(HttpServletRequest request, HttpServletResponse response) throws IOException {
@@ -406,12 +459,103 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     if (session == null) {
       return;
     }
-    SseConnection connection = openStream(request, response, id);
+    String lastEventId = request.getHeader("Last-Event-ID");
+    if (lastEventId != null && resume(request, response, id, lastEventId)) {
+      return;
+    }
+    SseConnection.Sink sink = openStream(request, response);
     response.flushBuffer(); // the client knows its stream is open before any message
+    SseConnection connection = new SseConnection(agent, id, newStreamId(), null, json, sink);
     McpStreamableServerSession.McpStreamableServerSessionStream listening =
         session.listeningStream(connection);
-    onEnd(request.getAsyncContext(), listening::releaseTransport);
+    onEnd(sink.async(), listening::releaseTransport);
   }
+
+  /**
+   * A client resuming a response stream after the event {@code lastEventId}: the events it missed,
+   * then the rest, from the stream itself when it runs here, else from the event store (a stream of
+   * another replica, or of a pod since gone); false when the stream is not known (then the GET
+   * opens a listening stream, as without the header).
+   */
+  private boolean resume(
+      HttpServletRequest request, HttpServletResponse response, String session, String lastEventId)
+      throws IOException {
+    int separator = lastEventId.lastIndexOf('_');
+    long after = afterEvent(lastEventId, separator);
+    if (after < 0) {
+      return false;
+    }
+    String streamId = lastEventId.substring(0, separator);
+    SseConnection running = streams.get(streamId);
+    if (running != null && running.session().equals(session)) {
+      SseConnection.Sink sink = openStream(request, response);
+      onEnd(sink.async(), () -> running.ended(sink.async()));
+      running.resume(sink, after);
+      return true;
+    }
+    var kept = events.after(agent, session, streamId, 0);
+    if (kept.isEmpty()) {
+      return false;
+    }
+    SseConnection.Sink sink = openStream(request, response);
+    response.flushBuffer();
+    if (kept.get().stream().anyMatch(e -> e.last() && e.seq() <= after)) {
+      sink.complete(); // the client has had the whole stream
+      return true;
+    }
+    Thread.startVirtualThread(() -> followStored(sink, session, streamId, after));
+    return true;
+  }
+
+  /** The number in {@code <stream>_<n>}; -1 when it is not one of our event ids. */
+  private static long afterEvent(String lastEventId, int separator) {
+    try {
+      return separator < 1 ? -1 : Long.parseLong(lastEventId.substring(separator + 1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Writes a stream's events from the store as they are kept, until its last event, the client
+   * leaves, or {@code follow} passes (the replica that ran it may be gone; the client then resumes
+   * again from its last event).
+   */
+  private void followStored(SseConnection.Sink sink, String session, String streamId, long after) {
+    long deadline = System.nanoTime() + follow.toNanos();
+    long sent = after;
+    try {
+      while (System.nanoTime() < deadline) {
+        List<EventStore.Event> kept =
+            events.after(agent, session, streamId, sent).orElse(List.of());
+        for (EventStore.Event e : kept) {
+          sink.writer()
+              .write(
+                  "id: "
+                      + SseConnection.eventId(streamId, e.seq())
+                      + "\nevent: message\ndata: "
+                      + e.message()
+                      + "\n\n");
+          sink.writer().flush();
+          if (sink.writer().checkError()) {
+            return;
+          }
+          sent = e.seq();
+          if (e.last()) {
+            return;
+          }
+        }
+        Thread.sleep(FOLLOW_POLL);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      sink.complete();
+    }
+  }
+
+  /** How often a followed stream's store is read for new events. */
+  private static final Duration FOLLOW_POLL = Duration.ofMillis(100);
 
   private void delete(HttpServletRequest request, HttpServletResponse response) throws IOException {
     String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
@@ -424,6 +568,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       return;
     }
     sessions.remove(id);
+    events.forget(agent, id);
     session
         .delete()
         .contextWrite(c -> c.put(CONTEXT_KEY, context.apply(request)))
