@@ -3,7 +3,7 @@ package ca.helu.pallas.runtime.mcp;
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
-import ca.helu.pallas.runtime.http.McpEdgeFilter;
+import ca.helu.pallas.runtime.http.EdgeSessions;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.mcp.session.SessionStores;
@@ -221,7 +221,7 @@ public final class AgentMcpServer implements AutoCloseable {
   }
 
   /** Room for new sessions, for the edge to keep the cap. */
-  public McpEdgeFilter.Sessions sessions() {
+  public EdgeSessions sessions() {
     return transport.sessions();
   }
 

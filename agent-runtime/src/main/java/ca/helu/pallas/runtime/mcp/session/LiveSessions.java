@@ -1,6 +1,6 @@
 package ca.helu.pallas.runtime.mcp.session;
 
-import ca.helu.pallas.runtime.http.McpEdgeFilter;
+import ca.helu.pallas.runtime.http.EdgeSessions;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * session is busy. Idleness counts from the end of a session's last request, and a session with a
  * call in progress or a client listening is never idle.
  */
-final class LiveSessions implements McpEdgeFilter.Sessions, AutoCloseable {
+final class LiveSessions implements EdgeSessions, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LiveSessions.class);
   private static final ScheduledExecutorService SWEEPER =
       Executors.newSingleThreadScheduledExecutor(

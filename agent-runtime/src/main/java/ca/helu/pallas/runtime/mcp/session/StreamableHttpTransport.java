@@ -1,6 +1,6 @@
 package ca.helu.pallas.runtime.mcp.session;
 
-import ca.helu.pallas.runtime.http.McpEdgeFilter;
+import ca.helu.pallas.runtime.http.EdgeSessions;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -45,8 +45,8 @@ import reactor.core.publisher.Mono;
  * counted, capped and expired in one place, without reflection into the SDK), and so that every
  * refusal it writes is a JSON-RPC error in our words, which the edge passes on as it is.
  *
- * <p>The edge ({@link McpEdgeFilter}) runs first: it has bounded and read the body, answered the
- * client notifications the agent does not act on, and holds room for a new session.
+ * <p>The edge ({@code http.McpEdgeFilter}) runs first: it has bounded and read the body, answered
+ * the client notifications the agent does not act on, and holds room for a new session.
  */
 public final class StreamableHttpTransport implements McpStreamableServerTransportProvider {
   private static final Logger LOG = LoggerFactory.getLogger(StreamableHttpTransport.class);
@@ -135,7 +135,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   }
 
   /** The sessions, for the edge to keep the cap. */
-  public McpEdgeFilter.Sessions sessions() {
+  public EdgeSessions sessions() {
     return sessions;
   }
 
