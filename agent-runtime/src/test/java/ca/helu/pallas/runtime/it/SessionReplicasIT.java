@@ -1,8 +1,11 @@
 package ca.helu.pallas.runtime.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.mcp.session.SessionStores;
+import ca.helu.pallas.runtime.serve.ServeOptions;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -15,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -103,6 +107,34 @@ class SessionReplicasIT {
       if (replacement != null) {
         replacement.close();
       }
+    }
+  }
+
+  @Test
+  void aSessionIdleOnOneReplicaButUsedOnAnotherLivesOnAndOneUsedNowhereEndsEverywhere()
+      throws Exception {
+    Duration idle = Duration.ofSeconds(1);
+    SessionStores store = SessionStores.inMemory();
+    UnaryOperator<ServeOptions> shortIdle =
+        o -> o.withLimits(new EdgeLimits(100, idle, 512, 80L << 20, 128L << 20, 4096, 64L << 20));
+    try (RunningFleet one = RunningFleet.replica(MANIFEST, store, shortIdle);
+        RunningFleet two = RunningFleet.replica(MANIFEST, store, shortIdle)) {
+      RawMcp onOne = RawMcp.open(one.mcpUrl("a"), null);
+      RawMcp onTwo = onOne.at(two.mcpUrl("a"));
+      RawMcp quiet = RawMcp.open(one.mcpUrl("a"), null);
+
+      // used on replica two more often than the idle timeout, for three timeouts: idle on one
+      await()
+          .during(idle.multipliedBy(3))
+          .atMost(idle.multipliedBy(10))
+          .pollInterval(idle.dividedBy(4))
+          .until(() -> ping(onTwo) == 200);
+      assertThat(ping(onOne)).as("idle on one, used on two: it lives on").isEqualTo(200);
+      // used nowhere for the idle timeout: ended on every replica
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(() -> assertThat(ping(quiet.at(two.mcpUrl("a")))).isEqualTo(404));
+      assertThat(ping(quiet)).isEqualTo(404);
     }
   }
 

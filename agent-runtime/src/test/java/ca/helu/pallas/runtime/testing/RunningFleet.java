@@ -99,10 +99,16 @@ public final class RunningFleet implements AutoCloseable {
    * database.
    */
   public static RunningFleet replica(String yaml, SessionStores sessions) {
+    return replica(yaml, sessions, UnaryOperator.identity());
+  }
+
+  /** A replica served with options changed from the tests' defaults. */
+  public static RunningFleet replica(
+      String yaml, SessionStores sessions, UnaryOperator<ServeOptions> options) {
     return new RunningFleet(
         withFreePorts(yaml),
         Map.of(),
-        ServeOptions.local().withBindAddress("127.0.0.1"),
+        options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
         DefaultAgentParts.Timings.DEFAULT,
         sessions);
   }
