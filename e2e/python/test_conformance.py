@@ -46,7 +46,8 @@ def test_conformance_scenario(deployment, scenario):
 EXPLAINED_WARNINGS = {
     # server-sse-polling calls the conformance fixture tool `test_reconnection`, which an agent does
     # not have: its error answer ends the POST stream without a result, so the resumption it then
-    # tries has no result to deliver. Resumption itself is tested by ResumableStreamsIT.
+    # tries has no result to deliver. The transport passes the scenario with no warning when it
+    # serves the fixture tool (e2e TransportConformanceIT); resumption itself: ResumableStreamsIT.
     "server-sse-polling": {"server-sse-disconnect-resume"},
 }
 
