@@ -38,7 +38,7 @@ import reactor.core.publisher.Mono;
 /**
  * One agent's MCP surface (docs/contract.md, "Each agent"): send_message and the tool named after
  * the agent (both answered by {@link TurnHandler}), get_health, and the {agent}_history prompt,
- * over the SDK's Streamable HTTP servlet transport.
+ * over our Streamable HTTP transport ({@link StreamableHttpTransport}).
  */
 public final class AgentMcpServer implements AutoCloseable {
   private static final String SEND_MESSAGE_SCHEMA =

@@ -15,8 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * One agent's requests in flight, by MCP session and JSON-RPC id (docs/runtime.md, "Deadlines and
  * cancellation"): each has a {@link Cancellation}, which the edge's {@code
- * notifications/cancelled}, the session's {@code DELETE} and a failed heartbeat on its response
- * stream (the client disconnected) stop.
+ * notifications/cancelled}, the session's {@code DELETE} and, on a session whose streams are not
+ * resumable, a failed heartbeat on its response stream (the client disconnected) stop.
  */
 final class Calls implements CallCancels {
   /** The request attribute holding the request's Cancellation, for the transport's context. */

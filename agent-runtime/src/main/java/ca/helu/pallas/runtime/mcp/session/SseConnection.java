@@ -5,6 +5,10 @@ import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpStreamableServerTransport;
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -68,6 +72,41 @@ final class SseConnection implements McpStreamableServerTransport {
     this.events = events;
     this.json = json;
     this.sink = first;
+  }
+
+  /** Answers the request with an SSE stream, open until the sink is completed. */
+  static Sink open(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    response.setStatus(200);
+    response.setContentType("text/event-stream");
+    response.setCharacterEncoding("UTF-8");
+    response.setHeader("Cache-Control", "no-cache");
+    AsyncContext async = request.startAsync();
+    async.setTimeout(0);
+    return new Sink(async, response.getWriter());
+  }
+
+  /** Runs {@code end} once the stream's connection ends, however it ends. */
+  static void whenEnded(AsyncContext async, Runnable end) {
+    async.addListener(
+        new AsyncListener() {
+          @Override
+          public void onComplete(AsyncEvent event) {
+            end.run();
+          }
+
+          @Override
+          public void onTimeout(AsyncEvent event) {
+            end.run();
+          }
+
+          @Override
+          public void onError(AsyncEvent event) {
+            end.run();
+          }
+
+          @Override
+          public void onStartAsync(AsyncEvent event) {}
+        });
   }
 
   String session() {

@@ -17,9 +17,6 @@ import io.modelcontextprotocol.spec.McpStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.PallasSessionRestore;
 import io.modelcontextprotocol.spec.ProtocolVersions;
 import io.modelcontextprotocol.util.KeepAliveScheduler;
-import jakarta.servlet.AsyncContext;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -30,7 +27,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -70,9 +66,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   private final LiveSessions sessions;
   private final String agent;
   private final EventStore events;
-  private final Duration follow;
-  // the response streams running here, by stream id, for a client that resumes one
-  private final Map<String, SseConnection> streams = new ConcurrentHashMap<>();
+  private final Resumption resumption;
   private final KeepAliveScheduler keepAlive;
   private volatile McpStreamableServerSession.Factory factory;
   private volatile boolean closing;
@@ -107,7 +101,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     this.json = json;
     this.agent = agent;
     this.events = events;
-    this.follow = follow;
+    this.resumption = new Resumption(agent, events, follow);
     this.validator = validator;
     this.origins = origins;
     this.context = context;
@@ -403,18 +397,18 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       throws IOException {
     String id = session.getId();
     boolean resumable = resumable(id);
-    SseConnection.Sink sink = openStream(request, response);
+    SseConnection.Sink sink = SseConnection.open(request, response);
     String streamId = newStreamId();
     SseConnection connection =
         new SseConnection(agent, id, streamId, resumable ? events : null, json, sink);
     McpStreamableServerSession.McpStreamableServerSessionStream stream =
         session.responseStream(connection);
     if (resumable) {
-      streams.put(streamId, connection);
-      onEnd(sink.async(), () -> connection.ended(sink.async()));
+      resumption.running(streamId, connection);
+      SseConnection.whenEnded(sink.async(), () -> connection.ended(sink.async()));
       connection.prime(RETRY);
     } else {
-      onEnd(sink.async(), stream::releaseTransport);
+      SseConnection.whenEnded(sink.async(), stream::releaseTransport);
     }
     try {
       stream.handle(call).contextWrite(c -> c.put(CONTEXT_KEY, transportContext)).block();
@@ -422,7 +416,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       LOG.debug("the stream of a request of session {} ended: {}", id, e.toString());
       connection.close();
     } finally {
-      streams.remove(streamId);
+      resumption.ended(streamId);
     }
   }
 
@@ -431,17 +425,6 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
 
   private static String newStreamId() {
     return UUID.randomUUID().toString().replace("-", "");
-  }
-
-  private static SseConnection.Sink openStream(
-      HttpServletRequest request, HttpServletResponse response) throws IOException {
-    response.setStatus(200);
-    response.setContentType(EVENT_STREAM);
-    response.setCharacterEncoding("UTF-8");
-    response.setHeader("Cache-Control", "no-cache");
-    AsyncContext async = request.startAsync();
-    async.setTimeout(0);
-    return new SseConnection.Sink(async, response.getWriter());
   }
 
   private void get(HttpServletRequest request, HttpServletResponse response) throws IOException {
@@ -460,102 +443,16 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       return;
     }
     String lastEventId = request.getHeader("Last-Event-ID");
-    if (lastEventId != null && resume(request, response, id, lastEventId)) {
+    if (lastEventId != null && resumption.resume(request, response, id, lastEventId)) {
       return;
     }
-    SseConnection.Sink sink = openStream(request, response);
+    SseConnection.Sink sink = SseConnection.open(request, response);
     response.flushBuffer(); // the client knows its stream is open before any message
     SseConnection connection = new SseConnection(agent, id, newStreamId(), null, json, sink);
     McpStreamableServerSession.McpStreamableServerSessionStream listening =
         session.listeningStream(connection);
-    onEnd(sink.async(), listening::releaseTransport);
+    SseConnection.whenEnded(sink.async(), listening::releaseTransport);
   }
-
-  /**
-   * A client resuming a response stream after the event {@code lastEventId}: the events it missed,
-   * then the rest, from the stream itself when it runs here, else from the event store (a stream of
-   * another replica, or of a pod since gone); false when the stream is not known (then the GET
-   * opens a listening stream, as without the header).
-   */
-  private boolean resume(
-      HttpServletRequest request, HttpServletResponse response, String session, String lastEventId)
-      throws IOException {
-    int separator = lastEventId.lastIndexOf('_');
-    long after = afterEvent(lastEventId, separator);
-    if (after < 0) {
-      return false;
-    }
-    String streamId = lastEventId.substring(0, separator);
-    SseConnection running = streams.get(streamId);
-    if (running != null && running.session().equals(session)) {
-      SseConnection.Sink sink = openStream(request, response);
-      onEnd(sink.async(), () -> running.ended(sink.async()));
-      running.resume(sink, after);
-      return true;
-    }
-    var kept = events.after(agent, session, streamId, 0);
-    if (kept.isEmpty()) {
-      return false;
-    }
-    SseConnection.Sink sink = openStream(request, response);
-    response.flushBuffer();
-    if (kept.get().stream().anyMatch(e -> e.last() && e.seq() <= after)) {
-      sink.complete(); // the client has had the whole stream
-      return true;
-    }
-    Thread.startVirtualThread(() -> followStored(sink, session, streamId, after));
-    return true;
-  }
-
-  /** The number in {@code <stream>_<n>}; -1 when it is not one of our event ids. */
-  private static long afterEvent(String lastEventId, int separator) {
-    try {
-      return separator < 1 ? -1 : Long.parseLong(lastEventId.substring(separator + 1));
-    } catch (NumberFormatException e) {
-      return -1;
-    }
-  }
-
-  /**
-   * Writes a stream's events from the store as they are kept, until its last event, the client
-   * leaves, or {@code follow} passes (the replica that ran it may be gone; the client then resumes
-   * again from its last event).
-   */
-  private void followStored(SseConnection.Sink sink, String session, String streamId, long after) {
-    long deadline = System.nanoTime() + follow.toNanos();
-    long sent = after;
-    try {
-      while (System.nanoTime() < deadline) {
-        List<EventStore.Event> kept =
-            events.after(agent, session, streamId, sent).orElse(List.of());
-        for (EventStore.Event e : kept) {
-          sink.writer()
-              .write(
-                  "id: "
-                      + SseConnection.eventId(streamId, e.seq())
-                      + "\nevent: message\ndata: "
-                      + e.message()
-                      + "\n\n");
-          sink.writer().flush();
-          if (sink.writer().checkError()) {
-            return;
-          }
-          sent = e.seq();
-          if (e.last()) {
-            return;
-          }
-        }
-        Thread.sleep(FOLLOW_POLL);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      sink.complete();
-    }
-  }
-
-  /** How often a followed stream's store is read for new events. */
-  private static final Duration FOLLOW_POLL = Duration.ofMillis(100);
 
   private void delete(HttpServletRequest request, HttpServletResponse response) throws IOException {
     String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
@@ -579,30 +476,6 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
         .block(Duration.ofSeconds(5));
     response.setStatus(200);
     response.setContentLength(0);
-  }
-
-  /** Runs {@code end} once the stream's connection ends, however it ends. */
-  private static void onEnd(AsyncContext async, Runnable end) {
-    async.addListener(
-        new AsyncListener() {
-          @Override
-          public void onComplete(AsyncEvent event) {
-            end.run();
-          }
-
-          @Override
-          public void onTimeout(AsyncEvent event) {
-            end.run();
-          }
-
-          @Override
-          public void onError(AsyncEvent event) {
-            end.run();
-          }
-
-          @Override
-          public void onStartAsync(AsyncEvent event) {}
-        });
   }
 
   /** A JSON-RPC error without an id (the edge gives it the request's). */
