@@ -16,6 +16,7 @@ SCENARIOS = [
     "tools-list",
     "prompts-list",
     "server-sse-multiple-streams",
+    "server-sse-polling",
     "dns-rebinding-protection",
 ]
 
@@ -35,4 +36,22 @@ def test_conformance_scenario(deployment, scenario):
     summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings", output)
     assert summary, output
     passed, total, failed, warnings = map(int, summary.groups())
-    assert total > 0 and passed == total and failed == 0 and warnings == 0, output
+    assert total > 0 and passed == total and failed == 0, output
+    warned = warned_checks(output)
+    assert len(warned) == warnings, output  # every warning is seen by its check's id
+    assert [w for w in warned if w not in EXPLAINED_WARNINGS.get(scenario, set())] == [], output
+
+
+# Warnings a scenario gives for a reason outside the server's transport, each with that reason.
+EXPLAINED_WARNINGS = {
+    # server-sse-polling calls the conformance fixture tool `test_reconnection`, which an agent does
+    # not have: its error answer ends the POST stream without a result, so the resumption it then
+    # tries has no result to deliver. The transport passes the scenario with no warning when it
+    # serves the fixture tool (e2e TransportConformanceIT); resumption itself: ResumableStreamsIT.
+    "server-sse-polling": {"server-sse-disconnect-resume"},
+}
+
+
+def warned_checks(output: str) -> list[str]:
+    """The ids of the checks that warned, e.g. [server-sse-retry-field      ] ... WARNING."""
+    return re.findall(r"\[([a-z0-9-]+)\s*\]\s*(?:\x1b\[[0-9;]*m)?WARNING", output)

@@ -178,9 +178,9 @@ public final class HttpHost implements AutoCloseable {
     private Servlet servlet;
     private String servletPath;
     private Duration bodyTimeout = DEFAULT_BODY_TIMEOUT;
-    private McpEdgeFilter.Drain drain = McpEdgeFilter.Drain.NEVER;
+    private Drain drain = Drain.NEVER;
     private RequestPool pool;
-    private McpEdgeFilter.Sessions sessions = McpEdgeFilter.Sessions.UNBOUNDED;
+    private EdgeSessions sessions = EdgeSessions.UNBOUNDED;
     private ConnectionCap connections = ConnectionCap.NONE;
     private CallCancels calls = CallCancels.NONE;
 
@@ -209,8 +209,8 @@ public final class HttpHost implements AutoCloseable {
       return this;
     }
 
-    /** What the servlet's edge does while the server drains (McpEdgeFilter.Drain). */
-    public Builder drain(McpEdgeFilter.Drain drain) {
+    /** What the servlet's edge does while the server drains (Drain). */
+    public Builder drain(Drain drain) {
       this.drain = drain;
       return this;
     }
@@ -220,7 +220,7 @@ public final class HttpHost implements AutoCloseable {
      * against its cap; the listener holds at most {@code limits.maxConnections()} connections, the
      * last {@code limits.connectionReserve()} of them for health requests.
      */
-    public Builder limits(RequestPool pool, McpEdgeFilter.Sessions sessions) {
+    public Builder limits(RequestPool pool, EdgeSessions sessions) {
       EdgeLimits limits = pool.limits();
       this.pool = pool;
       this.sessions = sessions;

@@ -4,10 +4,11 @@ import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
-import ca.helu.pallas.runtime.http.McpEdgeFilter;
-import ca.helu.pallas.runtime.http.SdkClientMistakes;
+import ca.helu.pallas.runtime.http.EdgeSessions;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
+import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -18,11 +19,8 @@ import io.modelcontextprotocol.server.McpAsyncServerExchange;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.HttpHeaders;
 import io.modelcontextprotocol.spec.McpSchema;
-import jakarta.servlet.ServletConfig;
-import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
@@ -41,7 +39,7 @@ import reactor.core.publisher.Mono;
 /**
  * One agent's MCP surface (docs/contract.md, "Each agent"): send_message and the tool named after
  * the agent (both answered by {@link TurnHandler}), get_health, and the {agent}_history prompt,
- * over the SDK's Streamable HTTP servlet transport.
+ * over our Streamable HTTP transport ({@link StreamableHttpTransport}).
  */
 public final class AgentMcpServer implements AutoCloseable {
   private static final String SEND_MESSAGE_SCHEMA =
@@ -62,15 +60,16 @@ public final class AgentMcpServer implements AutoCloseable {
   private final Supplier<HealthReport> health;
   private final PallasMetrics metrics;
   private final Conversations conversations;
-  private final HttpServletStreamableServerTransportProvider transport;
+  private final StreamableHttpTransport transport;
   private final McpAsyncServer server;
-  private final McpSessions sessions;
   private final Calls calls;
 
   /**
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
    * @param turns the turn's deadline, and how often a call's stream is checked for a client that
    *     left
+   * @param stores where the agent's MCP sessions and their streams' events are kept, for every
+   *     replica (docs/runtime.md, "Sessions")
    */
   public AgentMcpServer(
       AgentCard card,
@@ -82,7 +81,8 @@ public final class AgentMcpServer implements AutoCloseable {
       List<String> allowedOrigins,
       EdgeLimits limits,
       long historyChars,
-      TurnLimits turns) {
+      TurnLimits turns,
+      SessionStores stores) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
@@ -100,34 +100,25 @@ public final class AgentMcpServer implements AutoCloseable {
         new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
-    SdkClientMistakes.install(); // the SDK's ERROR for a response nobody awaits
+    // our tools declare no output schema, so nothing is ever validated; this also spares loading
+    // the SDK's default JSON-schema library at startup
+    JsonSchemaValidator noSchemas =
+        (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null);
     this.transport =
-        HttpServletStreamableServerTransportProvider.builder()
-            .jsonMapper(json)
-            .mcpEndpoint("/mcp")
-            .maxRequestSize((int) limits.maxBodyBytes())
-            .keepAliveInterval(Duration.ofSeconds(30))
-            .securityValidator(originValidator(allowedOrigins))
-            .contextExtractor(request -> {
-              Map<String, Object> context = new HashMap<>(2);
-              String auth = request.getHeader("Authorization");
-              if (auth != null) {
-                context.put(TurnHandler.AUTHORIZATION, auth);
-              }
-              // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
-              // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by
-              if (request.getAttribute(Calls.ATTRIBUTE) instanceof Cancellation call) {
-                context.put(TurnHandler.CANCELLATION, call);
-              }
-              return context.isEmpty()
-                  ? McpTransportContext.EMPTY
-                  : McpTransportContext.create(context);
-            })
-            .build();
-    this.sessions =
-        new McpSessions(
-            transport, limits.maxSessions(), limits.sessionIdle(), conversations::forget);
-    metrics.sessions(agent, sessions::count);
+        new StreamableHttpTransport(
+            agent,
+            json,
+            noSchemas,
+            originValidator(allowedOrigins),
+            AgentMcpServer::context,
+            stores.sessions(),
+            stores.events(),
+            turns.deadline(),
+            limits.maxSessions(),
+            limits.sessionIdle(),
+            Duration.ofSeconds(30),
+            conversations::forget);
+    metrics.sessions(agent, transport::sessionCount);
 
     McpSchema.Tool sendMessage =
         McpSchema.Tool.builder()
@@ -164,10 +155,7 @@ public final class AgentMcpServer implements AutoCloseable {
             .serverInfo(agent, card.version())
             .jsonMapper(json)
             .validateToolInputs(false)
-            // our tools declare no output schema, so nothing is ever validated; this also spares
-            // loading the SDK's default JSON-schema library at startup
-            .jsonSchemaValidator(
-                (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null))
+            .jsonSchemaValidator(noSchemas)
             .instructions(card.description())
             .tools(tools);
     if (scope != InstanceScope.REQUEST) {
@@ -184,6 +172,21 @@ public final class AgentMcpServer implements AutoCloseable {
     // prompts are always a capability: a request-scope agent lists none rather than failing
     spec.capabilities(McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build());
     this.server = spec.build();
+  }
+
+  /** What a request gives the tool handlers. */
+  private static McpTransportContext context(HttpServletRequest request) {
+    Map<String, Object> context = new HashMap<>(2);
+    String auth = request.getHeader("Authorization");
+    if (auth != null) {
+      context.put(TurnHandler.AUTHORIZATION, auth);
+    }
+    // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
+    // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by
+    if (request.getAttribute(Calls.ATTRIBUTE) instanceof Cancellation call) {
+      context.put(TurnHandler.CANCELLATION, call);
+    }
+    return context.isEmpty() ? McpTransportContext.EMPTY : McpTransportContext.create(context);
   }
 
   /**
@@ -219,8 +222,8 @@ public final class AgentMcpServer implements AutoCloseable {
   }
 
   /** Room for new sessions, for the edge to keep the cap. */
-  public McpEdgeFilter.Sessions sessions() {
-    return sessions;
+  public EdgeSessions sessions() {
+    return transport.sessions();
   }
 
   /**
@@ -232,40 +235,24 @@ public final class AgentMcpServer implements AutoCloseable {
   public HttpServlet servlet() {
     return new HttpServlet() {
       @Override
-      public void init(ServletConfig config) throws ServletException {
-        super.init(config);
-        transport.init(config);
-      }
-
-      @Override
-      public void service(ServletRequest req, ServletResponse res)
-          throws ServletException, IOException {
+      public void service(ServletRequest req, ServletResponse res) throws IOException {
         var request = (HttpServletRequest) req;
         var response = (HttpServletResponse) res;
         String session = request.getHeader(HttpHeaders.MCP_SESSION_ID);
-        sessions.seen(session);
         if (session != null && request.getAttribute(CallCancels.REQUEST_ID) instanceof String id) {
-          try (Calls.Open call = calls.open(session, id, request, response)) {
-            transport.service(req, call.response());
+          // a resumable stream's call goes on when its client's connection breaks: the client
+          // comes back for the rest (docs/runtime.md, "Sessions")
+          boolean stopOnDisconnect = !transport.resumable(session);
+          try (Calls.Open call = calls.open(session, id, request, response, stopOnDisconnect)) {
+            transport.service(request, call.response());
           }
         } else {
-          transport.service(req, res);
-        }
-        // a call's response stream has ended by now; an initialize has named its new session
-        if (session == null) {
-          sessions.started(response.getHeader(HttpHeaders.MCP_SESSION_ID), req.getRemoteAddr());
-        } else {
-          sessions.seen(session);
+          transport.service(request, response);
         }
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
           calls.sessionDeleted(session);
           conversations.forget(session);
         }
-      }
-
-      @Override
-      public void destroy() {
-        transport.destroy();
       }
     };
   }
@@ -287,7 +274,6 @@ public final class AgentMcpServer implements AutoCloseable {
 
   @Override
   public void close() {
-    sessions.close();
     server.closeGracefully().block(Duration.ofSeconds(5));
   }
 }

@@ -15,8 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * One agent's requests in flight, by MCP session and JSON-RPC id (docs/runtime.md, "Deadlines and
  * cancellation"): each has a {@link Cancellation}, which the edge's {@code
- * notifications/cancelled}, the session's {@code DELETE} and a failed heartbeat on its response
- * stream (the client disconnected) stop.
+ * notifications/cancelled}, the session's {@code DELETE} and, on a session whose streams are not
+ * resumable, a failed heartbeat on its response stream (the client disconnected) stop.
  */
 final class Calls implements CallCancels {
   /** The request attribute holding the request's Cancellation, for the transport's context. */
@@ -62,9 +62,15 @@ final class Calls implements CallCancels {
 
   /**
    * Registers the request with JSON-RPC id {@code id} ({@link CallCancels#key}) on {@code session};
-   * its Cancellation is put on the request for the transport's context.
+   * its Cancellation is put on the request for the transport's context. With {@code
+   * stopOnDisconnect} a client found gone by a heartbeat stops the call.
    */
-  Open open(String session, String id, HttpServletRequest request, HttpServletResponse response) {
+  Open open(
+      String session,
+      String id,
+      HttpServletRequest request,
+      HttpServletResponse response,
+      boolean stopOnDisconnect) {
     Cancellation cancellation = new Cancellation();
     Call call = new Call(id, cancellation);
     bySession.compute(
@@ -79,7 +85,11 @@ final class Calls implements CallCancels {
         session,
         call,
         new CallStream(
-            response, heartbeat, () -> cancellation.stop(Cancellation.Reason.DISCONNECTED)));
+            response,
+            heartbeat,
+            stopOnDisconnect
+                ? () -> cancellation.stop(Cancellation.Reason.DISCONNECTED)
+                : () -> {}));
   }
 
   @Override

@@ -1,7 +1,7 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.http.Drain;
 import ca.helu.pallas.runtime.http.HttpHost;
-import ca.helu.pallas.runtime.http.McpEdgeFilter;
 import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
@@ -57,7 +57,7 @@ public final class AgentHost implements AutoCloseable {
     this.http =
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
-            .drain(new McpEdgeFilter.Drain(inFlight::draining, handOverSessions))
+            .drain(new Drain(inFlight::draining, handOverSessions))
             .limits(pool, mcp.sessions())
             .calls(mcp.calls())
             .servlet("/mcp", mcp.servlet())

@@ -12,6 +12,7 @@ import ca.helu.pallas.runtime.loop.LoopMetrics;
 import ca.helu.pallas.runtime.mcp.AgentCard;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
 import java.net.BindException;
@@ -37,6 +38,8 @@ public final class Fleet implements AutoCloseable {
   private final AgentPartsFactory partsFactory;
   // the requests and body bytes of every agent here come out of one heap: one pool for all
   private final RequestPool pool;
+  // every agent's MCP sessions, for the replicas that share the store (docs/runtime.md, Sessions)
+  private final SessionStores sessions;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
   private RegistryServer registry;
 
@@ -45,6 +48,17 @@ public final class Fleet implements AutoCloseable {
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory) {
+    this(deployment, options, metrics, partsFactory, SessionStores.inMemory());
+  }
+
+  /** A fleet whose agents keep their MCP sessions and their streams' events in {@code sessions}. */
+  public Fleet(
+      PallasDeployment deployment,
+      ServeOptions options,
+      PallasMetrics metrics,
+      AgentPartsFactory partsFactory,
+      SessionStores sessions) {
+    this.sessions = sessions;
     this.deployment = deployment;
     this.options = options;
     this.metrics = metrics;
@@ -161,7 +175,8 @@ public final class Fleet implements AutoCloseable {
               options.allowedOrigins(),
               options.limits(),
               options.limits().maxHistoryChars() / served().size(),
-              options.turns());
+              options.turns(),
+              sessions);
       AgentHost host =
           new AgentHost(
               agent.name(),

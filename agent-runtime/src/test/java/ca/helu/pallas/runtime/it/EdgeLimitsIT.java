@@ -199,7 +199,7 @@ class EdgeLimitsIT {
       }
 
       // idle now: a new session takes the place of one of them (the least recently used, which
-      // McpSessionsTest shows), and only one
+      // LiveSessionsTest shows), and only one
       RawMcp next = RawMcp.open(url, null);
       List<Integer> statuses = new ArrayList<>();
       for (RawMcp session : first) {

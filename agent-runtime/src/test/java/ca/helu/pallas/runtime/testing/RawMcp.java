@@ -35,11 +35,18 @@ public final class RawMcp {
   }
 
   public static RawMcp open(String url, String bearer) throws Exception {
+    return open(url, bearer, "2025-06-18");
+  }
+
+  /** A session initialized with this protocol version. */
+  public static RawMcp open(String url, String bearer, String protocolVersion) throws Exception {
     RawMcp unopened = new RawMcp(url, bearer, null);
     HttpResponse<String> init =
         unopened.post(
             "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
-                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                + "\"protocolVersion\":\""
+                + protocolVersion
+                + "\",\"capabilities\":{},"
                 + "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}");
     String session = init.headers().firstValue("mcp-session-id").orElseThrow();
     RawMcp open = new RawMcp(url, bearer, session);
@@ -149,6 +156,11 @@ public final class RawMcp {
 
   public static String text(JsonNode result) {
     return result.get("content").get(0).get("text").asText();
+  }
+
+  /** This session, its requests sent to another URL (another replica of the agent). */
+  public RawMcp at(String otherUrl) {
+    return new RawMcp(otherUrl, bearer, session);
   }
 
   /** The session's Mcp-Session-Id. */

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.testing;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
@@ -32,11 +33,20 @@ public final class RunningFleet implements AutoCloseable {
       Map<String, String> env,
       ServeOptions options,
       DefaultAgentParts.Timings timings) {
+    this(yaml, env, options, timings, SessionStores.inMemory());
+  }
+
+  private RunningFleet(
+      String yaml,
+      Map<String, String> env,
+      ServeOptions options,
+      DefaultAgentParts.Timings timings,
+      SessionStores sessions) {
     deployment = ManifestParser.parse(yaml, "test manifest");
     metrics = new PallasMetrics();
     metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
-    fleet = new Fleet(deployment, options, metrics, parts);
+    fleet = new Fleet(deployment, options, metrics, parts, sessions);
     parts.preflight(deployment.getSpec(), fleet.served());
     fleet.start();
   }
@@ -81,6 +91,26 @@ public final class RunningFleet implements AutoCloseable {
         env,
         options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
         timings);
+  }
+
+  /**
+   * One replica of a fleet: its MCP sessions kept in {@code sessions}, which other replicas (other
+   * fleets of the same manifest, on ports of their own) share, as the pods of an agent share a
+   * database.
+   */
+  public static RunningFleet replica(String yaml, SessionStores sessions) {
+    return replica(yaml, sessions, UnaryOperator.identity());
+  }
+
+  /** A replica served with options changed from the tests' defaults. */
+  public static RunningFleet replica(
+      String yaml, SessionStores sessions, UnaryOperator<ServeOptions> options) {
+    return new RunningFleet(
+        withFreePorts(yaml),
+        Map.of(),
+        options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
+        DefaultAgentParts.Timings.DEFAULT,
+        sessions);
   }
 
   /** Replaces each distinct ${port:NAME} with a free port. */

@@ -1,0 +1,81 @@
+package ca.helu.pallas.runtime.http;
+
+import io.modelcontextprotocol.spec.ProtocolVersions;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The checks of a request's line and headers, before any body is read (docs/runtime.md, "Errors
+ * callers see"): the method, the MCP-Protocol-Version header, and a bearer token that could not be
+ * forwarded as it is.
+ */
+final class HeaderChecks {
+  static final Set<String> METHODS = Set.of("POST", "GET", "DELETE");
+
+  /** The versions the MCP SDK speaks (the header is checked as the specification requires). */
+  static final List<String> PROTOCOL_VERSIONS =
+      List.of(
+          ProtocolVersions.MCP_2024_11_05,
+          ProtocolVersions.MCP_2025_03_26,
+          ProtocolVersions.MCP_2025_06_18,
+          ProtocolVersions.MCP_2025_11_25);
+
+  /** RFC 6750's b64token: what a bearer token may hold, so it travels byte for byte. */
+  private static final Pattern BEARER_TOKEN = Pattern.compile("[A-Za-z0-9._~+/-]+=*");
+
+  private HeaderChecks() {}
+
+  /** Why this request is refused before its body is read, or null. */
+  static Refusal problem(HttpServletRequest request) {
+    String method = request.getMethod();
+    if (!METHODS.contains(method)) {
+      return new Refusal(
+          405,
+          EdgeErrors.INVALID_REQUEST,
+          "HTTP method "
+              + EdgeErrors.safe(method)
+              + " is not allowed here: use POST, GET or DELETE");
+    }
+    String version = request.getHeader("MCP-Protocol-Version");
+    if (version != null && !PROTOCOL_VERSIONS.contains(version)) {
+      return new Refusal(
+          400,
+          EdgeErrors.INVALID_REQUEST,
+          "Bad Request: unsupported MCP-Protocol-Version; supported: "
+              + String.join(", ", PROTOCOL_VERSIONS));
+    }
+    String bearer = bearerProblem(request.getHeader("Authorization"));
+    return bearer == null ? null : new Refusal(400, EdgeErrors.INVALID_REQUEST, bearer);
+  }
+
+  /**
+   * Why an Authorization header's bearer token cannot be taken as it is, or null: a token is
+   * forwarded byte for byte or not at all (docs/contract.md, "Bearer forwarding"), and HTTP headers
+   * carry non-ASCII bytes only as something else. Other schemes are not ours to judge.
+   */
+  static String bearerProblem(String authorization) {
+    if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return null;
+    }
+    String token = authorization.substring(7).strip();
+    if (token.isEmpty() || BEARER_TOKEN.matcher(token).matches()) {
+      return null;
+    }
+    return "Bad Request: the bearer token in the Authorization header has characters a bearer"
+        + " token cannot hold (RFC 6750: letters, digits, - . _ ~ + / and a trailing =);"
+        + " it is refused rather than altered";
+  }
+
+  /**
+   * Whether a response's id is one this server gives its requests (keep-alive pings): the SDK
+   * numbers them {@code <session id>-<n>}.
+   */
+  static boolean answersThisServer(com.fasterxml.jackson.databind.JsonNode id, String session) {
+    return session != null
+        && id.isTextual()
+        && id.asText().startsWith(session + "-")
+        && id.asText().substring(session.length() + 1).chars().allMatch(Character::isDigit);
+  }
+}

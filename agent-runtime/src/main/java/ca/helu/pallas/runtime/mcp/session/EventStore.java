@@ -1,0 +1,34 @@
+package ca.helu.pallas.runtime.mcp.session;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The events of resumable SSE streams (MCP 2025-11-25, "Resumability and Redelivery";
+ * docs/runtime.md, "Sessions"): what a response stream sent, kept so that a client whose connection
+ * broke can ask for what it missed with {@code Last-Event-ID}, on any replica. Storage-neutral:
+ * ids, numbers and the JSON-RPC messages as JSON text, so that it maps onto one table. Bounded in
+ * bytes and time by the implementation.
+ */
+public interface EventStore {
+  /**
+   * One event of a stream.
+   *
+   * @param seq its number in the stream, from 1 (0 is the priming event, which is not kept)
+   * @param message the JSON-RPC message it carried, as JSON
+   * @param last whether it ends the stream (the response to the stream's request)
+   */
+  record Event(long seq, String message, boolean last) {}
+
+  /** Keeps an event of a session's stream. */
+  void append(String agent, String session, String stream, Event event);
+
+  /**
+   * The stream's events after {@code seq}, in order; empty when the stream is not kept (never was,
+   * ended long ago, or pushed out by the bound).
+   */
+  Optional<List<Event>> after(String agent, String session, String stream, long seq);
+
+  /** Forgets the streams of a session that ended. */
+  void forget(String agent, String session);
+}
