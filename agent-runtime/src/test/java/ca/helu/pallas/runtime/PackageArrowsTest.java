@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class PackageArrowsTest {
   private static final Path SOURCES = Path.of("src/main/java/ca/helu/pallas/runtime");
   private static final Pattern REFERENCE =
-      Pattern.compile("ca\\.helu\\.pallas\\.runtime\\.(?:([a-z][a-z0-9]*)\\.)?[A-Z]");
+      Pattern.compile("ca\\.helu\\.pallas\\.runtime\\.((?:[a-z][a-z0-9]*\\.)*)[A-Z]");
   private static final String ROOT = "(root)";
 
   private static Map<String, Set<String>> arrows;
@@ -51,7 +51,8 @@ class PackageArrowsTest {
         }
         Matcher m = REFERENCE.matcher(line);
         while (m.find()) {
-          String target = m.group(1) == null ? ROOT : m.group(1);
+          String target =
+              m.group(1).isEmpty() ? ROOT : m.group(1).substring(0, m.group(1).length() - 1);
           if (!target.equals(from)) {
             to.add(target);
           }
