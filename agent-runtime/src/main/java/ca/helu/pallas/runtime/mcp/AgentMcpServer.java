@@ -8,7 +8,12 @@ import ca.helu.pallas.runtime.http.SdkClientMistakes;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.store.AgentHistories;
+import ca.helu.pallas.runtime.store.HistoryBounds;
+import ca.helu.pallas.runtime.store.HistoryStore;
+import ca.helu.pallas.runtime.store.StoreException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.langchain4j.data.message.ChatMessage;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
@@ -19,6 +24,7 @@ import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.HttpHeaders;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.ServletConfig;
 import jakarta.servlet.ServletException;
@@ -81,19 +87,27 @@ public final class AgentMcpServer implements AutoCloseable {
       List<String> allowedOrigins,
       EdgeLimits limits,
       long historyChars,
+      HistoryStore store,
       TurnLimits turns) {
     this.agent = card.name();
     this.health = health;
     this.metrics = metrics;
     // a history the model could read in full, within the agent's share of the heap
-    this.conversations =
-        new Conversations(
-            scope,
-            Math.min(card.capabilities().contextChars(), historyChars),
-            historyChars,
-            limits.sessionIdle(),
-            System::nanoTime);
-    metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
+    AgentHistories histories =
+        scope == InstanceScope.REQUEST
+            ? null
+            : store.forAgent(
+                agent,
+                scope,
+                new HistoryBounds(
+                    Math.min(card.capabilities().contextChars(), historyChars),
+                    historyChars,
+                    limits.sessionIdle()));
+    this.conversations = new Conversations(scope, histories);
+    metrics.histories(
+        agent,
+        () -> histories == null ? 0 : histories.held(),
+        () -> histories == null ? 0 : 2 * histories.chars());
     this.calls = new Calls(turns.heartbeat());
     TurnHandler turnHandler =
         new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
@@ -125,7 +139,7 @@ public final class AgentMcpServer implements AutoCloseable {
             .build();
     this.sessions =
         new McpSessions(
-            transport, limits.maxSessions(), limits.sessionIdle(), conversations::forget);
+            transport, limits.maxSessions(), limits.sessionIdle(), conversations::closed);
     metrics.sessions(agent, sessions::count);
 
     McpSchema.Tool sendMessage =
@@ -276,12 +290,20 @@ public final class AgentMcpServer implements AutoCloseable {
   }
 
   private McpSchema.GetPromptResult history(McpAsyncServerExchange exchange) {
-    List<McpSchema.PromptMessage> messages =
-        conversations
-            .existing(exchange.sessionId())
-            .map(c -> McpMessages.promptMessages(c.snapshot()))
-            .orElseGet(List::of);
-    return new McpSchema.GetPromptResult("Conversation history of " + agent, messages);
+    List<ChatMessage> history;
+    try {
+      history = conversations.existing(exchange.sessionId());
+    } catch (StoreException e) {
+      // a JSON-RPC error naming the store, never a partial history (docs/runtime.md, "When the
+      // conversation store fails")
+      throw new McpError(
+          new McpSchema.JSONRPCResponse.JSONRPCError(
+              McpSchema.ErrorCodes.INTERNAL_ERROR,
+              "agent '" + agent + "' cannot read its conversation history now: " + e.getMessage(),
+              null));
+    }
+    return new McpSchema.GetPromptResult(
+        "Conversation history of " + agent, McpMessages.promptMessages(history));
   }
 
   @Override

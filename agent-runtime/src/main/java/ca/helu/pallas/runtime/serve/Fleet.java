@@ -13,6 +13,8 @@ import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
+import ca.helu.pallas.runtime.store.HistoryStore;
+import ca.helu.pallas.runtime.store.MemoryHistoryStore;
 import java.net.BindException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,6 +36,7 @@ public final class Fleet implements AutoCloseable {
   private final ServeOptions options;
   private final PallasMetrics metrics;
   private final AgentPartsFactory partsFactory;
+  private final HistoryStore histories;
   // the requests and body bytes of every agent here come out of one heap: one pool for all
   private final RequestPool pool;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
@@ -44,10 +47,23 @@ public final class Fleet implements AutoCloseable {
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory) {
+    this(deployment, options, metrics, partsFactory, new MemoryHistoryStore());
+  }
+
+  /**
+   * @param histories where the agents' conversation histories live; its owner closes it
+   */
+  public Fleet(
+      PallasDeployment deployment,
+      ServeOptions options,
+      PallasMetrics metrics,
+      AgentPartsFactory partsFactory,
+      HistoryStore histories) {
     this.deployment = deployment;
     this.options = options;
     this.metrics = metrics;
     this.partsFactory = partsFactory;
+    this.histories = histories;
     this.pool = new RequestPool(options.limits());
   }
 
@@ -160,6 +176,7 @@ public final class Fleet implements AutoCloseable {
               options.allowedOrigins(),
               options.limits(),
               options.limits().maxHistoryChars() / served().size(),
+              histories,
               options.turns());
       AgentHost host =
           new AgentHost(
