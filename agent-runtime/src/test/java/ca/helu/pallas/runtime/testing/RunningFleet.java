@@ -7,12 +7,14 @@ import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
+import ca.helu.pallas.runtime.store.HistoryStore;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -26,17 +28,31 @@ public final class RunningFleet implements AutoCloseable {
   private final DefaultAgentParts parts;
   private final PallasDeployment deployment;
   private final PallasMetrics metrics;
+  private final HistoryStore histories;
 
   private RunningFleet(
       String yaml,
       Map<String, String> env,
       ServeOptions options,
       DefaultAgentParts.Timings timings) {
+    this(yaml, env, options, timings, null);
+  }
+
+  private RunningFleet(
+      String yaml,
+      Map<String, String> env,
+      ServeOptions options,
+      DefaultAgentParts.Timings timings,
+      Function<PallasMetrics, HistoryStore> store) {
     deployment = ManifestParser.parse(yaml, "test manifest");
     metrics = new PallasMetrics();
     metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
-    fleet = new Fleet(deployment, options, metrics, parts);
+    histories = store == null ? null : store.apply(metrics);
+    fleet =
+        histories == null
+            ? new Fleet(deployment, options, metrics, parts)
+            : new Fleet(deployment, options, metrics, parts, histories);
     parts.preflight(deployment.getSpec(), fleet.served());
     fleet.start();
   }
@@ -81,6 +97,20 @@ public final class RunningFleet implements AutoCloseable {
         env,
         options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
         timings);
+  }
+
+  /**
+   * A fleet keeping its histories in the store {@code store} makes from the fleet's metrics; the
+   * store is closed with the fleet.
+   */
+  public static RunningFleet start(
+      String yaml, DefaultAgentParts.Timings timings, Function<PallasMetrics, HistoryStore> store) {
+    return new RunningFleet(
+        withFreePorts(yaml),
+        Map.of(),
+        ServeOptions.local().withBindAddress("127.0.0.1"),
+        timings,
+        store);
   }
 
   /** Replaces each distinct ${port:NAME} with a free port. */
@@ -160,5 +190,8 @@ public final class RunningFleet implements AutoCloseable {
   public void close() {
     fleet.close();
     parts.close();
+    if (histories != null) {
+      histories.close();
+    }
   }
 }

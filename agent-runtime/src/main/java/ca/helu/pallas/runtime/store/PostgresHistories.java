@@ -1,0 +1,321 @@
+package ca.helu.pallas.runtime.store;
+
+import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.loop.Cancellation;
+import ca.helu.pallas.runtime.loop.TurnSlot;
+import dev.langchain4j.data.message.ChatMessage;
+import dev.langchain4j.data.message.ChatMessageDeserializer;
+import dev.langchain4j.data.message.ChatMessageSerializer;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One agent's histories in PostgreSQL ({@link PostgresStore}). A turn is appended in one
+ * transaction, then the conversation's oldest whole turns past its bound are deleted in the same
+ * transaction, so a reader never sees half a turn. A shared agent's turns are serialized across
+ * replicas by a PostgreSQL advisory lock held for the turn, after this process's own queue (docs/
+ * runtime.md, "Conversations and concurrency").
+ */
+final class PostgresHistories implements AgentHistories {
+  /**
+   * How long one wait for the advisory lock lasts before it is asked again (below the socket's).
+   */
+  static final int LOCK_WAIT_MILLIS = 2_000;
+
+  private static final String SHARED = "";
+
+  private final PostgresStore store;
+  private final String agent;
+  private final InstanceScope scope;
+  private final HistoryBounds bounds;
+  private volatile int conversations;
+  private volatile long chars;
+
+  PostgresHistories(PostgresStore store, String agent, InstanceScope scope, HistoryBounds bounds) {
+    this.store = store;
+    this.agent = agent;
+    this.scope = scope;
+    this.bounds = bounds;
+  }
+
+  private static String key(String session) {
+    return session == null ? SHARED : session;
+  }
+
+  /**
+   * A shared agent's conversation is one across replicas: its turns wait for one another through an
+   * advisory lock, on a connection held for the turn. A session's calls reach one replica at a time
+   * in practice; its appends are whole either way (each locks the conversation's row), so it takes
+   * no lock and holds no connection for the length of a turn.
+   */
+  @Override
+  public Hold hold(String session, Cancellation call, Runnable waitingElsewhere)
+      throws StoreException, TurnSlot.Stopped {
+    if (scope != InstanceScope.SHARED) {
+      return Hold.NONE;
+    }
+    Connection c = store.connection();
+    String lock = "pallas/" + store.deployment() + "/" + agent + "/" + key(session);
+    try {
+      try (PreparedStatement tryLock =
+          c.prepareStatement("SELECT pg_try_advisory_lock(hashtextextended(?, 0))")) {
+        tryLock.setString(1, lock);
+        if (!single(tryLock)) {
+          waitingElsewhere.run();
+          waitForLock(c, lock, call);
+        }
+      }
+      store.markUp();
+    } catch (SQLException e) {
+      close(c);
+      if (call.stopped()) {
+        throw new TurnSlot.Stopped();
+      }
+      throw store.failed("could not take the conversation for this turn", e);
+    } catch (TurnSlot.Stopped | RuntimeException e) {
+      close(c);
+      throw e;
+    }
+    AtomicBoolean held = new AtomicBoolean(true);
+    Runnable release =
+        () -> {
+          if (held.compareAndSet(true, false)) {
+            unlock(c, lock);
+          }
+        };
+    // a stopped turn frees the conversation at once, as in this process (TurnSlot)
+    Runnable unregister = call.onStop(why -> Thread.startVirtualThread(release));
+    return () -> {
+      unregister.run();
+      release.run();
+    };
+  }
+
+  /** Waits in PostgreSQL's queue for the lock, a bounded wait at a time, until taken or stopped. */
+  private static void waitForLock(Connection c, String lock, Cancellation call)
+      throws SQLException, TurnSlot.Stopped {
+    try (Statement s = c.createStatement()) {
+      s.execute("SET lock_timeout = " + LOCK_WAIT_MILLIS);
+    }
+    try (PreparedStatement wait =
+        c.prepareStatement("SELECT pg_advisory_lock(hashtextextended(?, 0))")) {
+      wait.setString(1, lock);
+      while (true) {
+        if (call.stopped()) {
+          throw new TurnSlot.Stopped();
+        }
+        try {
+          wait.execute();
+          break;
+        } catch (SQLException e) {
+          if (!"55P03".equals(e.getSQLState())) { // lock_not_available: ask again
+            throw e;
+          }
+        }
+      }
+    } finally {
+      try (Statement s = c.createStatement()) {
+        s.execute("RESET lock_timeout");
+      }
+    }
+  }
+
+  private static void unlock(Connection c, String lock) {
+    try (PreparedStatement unlock =
+        c.prepareStatement("SELECT pg_advisory_unlock(hashtextextended(?, 0))")) {
+      unlock.setString(1, lock);
+      unlock.execute();
+    } catch (SQLException e) {
+      // the lock goes with the connection: closed below, or dropped by the pool as broken
+      abort(c);
+    } finally {
+      close(c);
+    }
+  }
+
+  private static boolean single(PreparedStatement query) throws SQLException {
+    try (ResultSet r = query.executeQuery()) {
+      r.next();
+      return r.getBoolean(1);
+    }
+  }
+
+  @Override
+  public List<ChatMessage> read(String session) throws StoreException {
+    try (Connection c = store.connection();
+        PreparedStatement read =
+            c.prepareStatement(
+                "SELECT t.messages FROM pallas_turn t JOIN pallas_conversation c"
+                    + " ON c.id = t.conversation_id"
+                    + " WHERE c.deployment = ? AND c.agent = ? AND c.session_id = ?"
+                    + " AND c.last_turn_at >= now() - ? * interval '1 millisecond'"
+                    + " ORDER BY t.seq")) {
+      read.setString(1, store.deployment());
+      read.setString(2, agent);
+      read.setString(3, key(session));
+      read.setLong(4, store.config().ttl().toMillis());
+      List<ChatMessage> messages = new ArrayList<>();
+      try (ResultSet rows = read.executeQuery()) {
+        while (rows.next()) {
+          messages.addAll(ChatMessageDeserializer.messagesFromJson(rows.getString(1)));
+        }
+      }
+      store.markUp();
+      return List.copyOf(messages);
+    } catch (SQLException e) {
+      throw store.failed("could not be read", e);
+    }
+  }
+
+  @Override
+  public void append(String session, String caller, List<ChatMessage> turn) throws StoreException {
+    String json = ChatMessageSerializer.messagesToJson(turn);
+    long size = MessageSize.chars(turn);
+    try (Connection c = store.connection()) {
+      c.setAutoCommit(false);
+      try {
+        long id = conversation(c, session, caller);
+        try (PreparedStatement insert =
+            c.prepareStatement(
+                "INSERT INTO pallas_turn (conversation_id, seq, caller, messages, chars)"
+                    + " SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM pallas_turn"
+                    + " WHERE conversation_id = ?")) {
+          insert.setLong(1, id);
+          insert.setString(2, caller);
+          insert.setString(3, json);
+          insert.setLong(4, size);
+          insert.setLong(5, id);
+          insert.executeUpdate();
+        }
+        // the oldest whole turns past the bound go: those whose newer turns, themselves
+        // included, hold more than the bound (the new turn too, when it alone is larger)
+        try (PreparedStatement trim =
+            c.prepareStatement(
+                "DELETE FROM pallas_turn WHERE conversation_id = ? AND seq <= coalesce("
+                    + "(SELECT max(seq) FROM (SELECT seq, sum(chars) OVER (ORDER BY seq DESC)"
+                    + " AS newer FROM pallas_turn WHERE conversation_id = ?) s"
+                    + " WHERE newer > ?), 0)")) {
+          trim.setLong(1, id);
+          trim.setLong(2, id);
+          trim.setLong(3, bounds.conversationChars());
+          trim.executeUpdate();
+        }
+        try (PreparedStatement total =
+            c.prepareStatement(
+                "UPDATE pallas_conversation SET chars = (SELECT coalesce(sum(chars), 0)"
+                    + " FROM pallas_turn WHERE conversation_id = ?) WHERE id = ?")) {
+          total.setLong(1, id);
+          total.setLong(2, id);
+          total.executeUpdate();
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        rollback(c);
+        throw e;
+      }
+      store.markUp();
+    } catch (SQLException e) {
+      throw store.failed("could not store the turn", e);
+    }
+  }
+
+  /**
+   * The conversation's row, created if need be and locked until the transaction ends, its last turn
+   * now; an expired one not yet swept is deleted first, so its turns are never continued.
+   */
+  private long conversation(Connection c, String session, String caller) throws SQLException {
+    try (PreparedStatement expired =
+        c.prepareStatement(
+            "DELETE FROM pallas_conversation WHERE deployment = ? AND agent = ?"
+                + " AND session_id = ? AND last_turn_at < now() - ? * interval '1 millisecond'")) {
+      expired.setString(1, store.deployment());
+      expired.setString(2, agent);
+      expired.setString(3, key(session));
+      expired.setLong(4, store.config().ttl().toMillis());
+      expired.executeUpdate();
+    }
+    try (PreparedStatement upsert =
+        c.prepareStatement(
+            "INSERT INTO pallas_conversation (deployment, agent, session_id, caller)"
+                + " VALUES (?, ?, ?, ?) ON CONFLICT (deployment, agent, session_id) DO UPDATE"
+                + " SET last_turn_at = now(),"
+                + " caller = coalesce(excluded.caller, pallas_conversation.caller)"
+                + " RETURNING id")) {
+      upsert.setString(1, store.deployment());
+      upsert.setString(2, agent);
+      upsert.setString(3, key(session));
+      upsert.setString(4, caller);
+      try (ResultSet r = upsert.executeQuery()) {
+        r.next();
+        return r.getLong(1);
+      }
+    }
+  }
+
+  @Override
+  public void delete(String session) throws StoreException {
+    try (Connection c = store.connection();
+        PreparedStatement delete =
+            c.prepareStatement(
+                "DELETE FROM pallas_conversation WHERE deployment = ? AND agent = ?"
+                    + " AND session_id = ?")) {
+      delete.setString(1, store.deployment());
+      delete.setString(2, agent);
+      delete.setString(3, key(session));
+      delete.executeUpdate();
+      store.markUp();
+    } catch (SQLException e) {
+      throw store.failed("could not delete the history", e);
+    }
+  }
+
+  /** Kept for its time to live: another replica, or a replacement pod, may serve the session. */
+  @Override
+  public void closed(String session) {}
+
+  /** Counted by the store's sweep. */
+  void counted(int conversations, long chars) {
+    this.conversations = conversations;
+    this.chars = chars;
+  }
+
+  @Override
+  public int held() {
+    return conversations;
+  }
+
+  @Override
+  public long chars() {
+    return chars;
+  }
+
+  private static void rollback(Connection c) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      abort(c);
+    }
+  }
+
+  private static void abort(Connection c) {
+    try {
+      c.abort(Runnable::run);
+    } catch (SQLException e) {
+      // already gone
+    }
+  }
+
+  private static void close(Connection c) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      // already gone
+    }
+  }
+}
