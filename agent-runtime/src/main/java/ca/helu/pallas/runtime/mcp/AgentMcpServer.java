@@ -74,6 +74,8 @@ public final class AgentMcpServer implements AutoCloseable {
 
   /**
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
+   * @param conversationChars the most one conversation holds ({@code --history-max-chars})
+   * @param store where the histories live (docs/runtime.md, "Conversations")
    * @param turns the turn's deadline, and how often a call's stream is checked for a client that
    *     left
    */
@@ -87,6 +89,7 @@ public final class AgentMcpServer implements AutoCloseable {
       List<String> allowedOrigins,
       EdgeLimits limits,
       long historyChars,
+      long conversationChars,
       HistoryStore store,
       TurnLimits turns) {
     this.agent = card.name();
@@ -100,7 +103,9 @@ public final class AgentMcpServer implements AutoCloseable {
                 agent,
                 scope,
                 new HistoryBounds(
-                    Math.min(card.capabilities().contextChars(), historyChars),
+                    Math.min(
+                        conversationChars,
+                        Math.min(card.capabilities().contextChars(), historyChars)),
                     historyChars,
                     limits.sessionIdle()));
     this.conversations = new Conversations(scope, histories);

@@ -176,6 +176,7 @@ public final class Fleet implements AutoCloseable {
               options.allowedOrigins(),
               options.limits(),
               options.limits().maxHistoryChars() / served().size(),
+              options.historyMaxChars(),
               histories,
               options.turns());
       AgentHost host =
