@@ -39,6 +39,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
@@ -65,6 +66,8 @@ public final class AgentMcpServer implements AutoCloseable {
 
   private final String agent;
   private final Supplier<HealthReport> health;
+  private final InstanceScope scope;
+  private final HistoryStore store;
   private final PallasMetrics metrics;
   private final Conversations conversations;
   private final HttpServletStreamableServerTransportProvider transport;
@@ -94,6 +97,8 @@ public final class AgentMcpServer implements AutoCloseable {
       TurnLimits turns) {
     this.agent = card.name();
     this.health = health;
+    this.scope = scope;
+    this.store = store;
     this.metrics = metrics;
     // a history the model could read in full, within the agent's share of the heap
     AgentHistories histories =
@@ -290,6 +295,14 @@ public final class AgentMcpServer implements AutoCloseable {
 
   private McpSchema.CallToolResult getHealth(McpSchema.CallToolRequest request) {
     HealthReport report = health.get();
+    if (scope != InstanceScope.REQUEST) {
+      // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation
+      // store fails"); one of request scope does not
+      Optional<String> problem = store.problem();
+      if (problem.isPresent()) {
+        report = HealthReport.degradedBy(report, "Conversation store: " + problem.get());
+      }
+    }
     metrics.healthStatus(agent, report.gaugeValue());
     return McpSchema.CallToolResult.builder().addTextContent(report.json()).isError(false).build();
   }

@@ -62,6 +62,10 @@ public record StoreConfig(
     return new StoreConfig(url, username, password, ttl, sweep, health, timeout);
   }
 
+  public StoreConfig withTimeout(Duration wait) {
+    return new StoreConfig(url, username, password, ttl, sweepInterval, healthInterval, wait);
+  }
+
   /** The store in words for logs, errors and health: PostgreSQL's host, port and database. */
   public String describe() {
     URI uri = URI.create(url.substring("jdbc:".length()));

@@ -36,6 +36,7 @@ public final class PostgresServer implements BeforeAllCallback, AfterAllCallback
   private Path dir;
   private Path bin;
   private int port;
+  private volatile boolean running;
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
@@ -72,6 +73,7 @@ public final class PostgresServer implements BeforeAllCallback, AfterAllCallback
         "-p " + port + " -h 127.0.0.1 -k " + dir.resolve("sock") + " -F",
         "-w",
         "start");
+    running = true;
   }
 
   /** Stops the server at once (clients are disconnected), as an outage would. */
@@ -89,7 +91,9 @@ public final class PostgresServer implements BeforeAllCallback, AfterAllCallback
   @Override
   public void afterAll(ExtensionContext context) throws Exception {
     try {
-      stop();
+      if (running) {
+        stop();
+      }
     } finally {
       try (Stream<Path> all = Files.walk(dir)) {
         all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
