@@ -13,7 +13,7 @@ import java.io.PrintStream;
  */
 final class HistoryCommand implements Command {
   static final String DESCRIPTION =
-      "history delete: delete conversation histories from the conversation store.";
+      "Delete conversation histories from the conversation store (history delete ...).";
 
   private final Logging.Format logFormat = Logging.Format.auto;
   private final PrintStream out;
