@@ -96,6 +96,12 @@ public final class PostgresStore implements HistoryStore {
   public AgentHistories forAgent(String agent, InstanceScope scope, HistoryBounds bounds) {
     PostgresHistories histories = new PostgresHistories(this, agent, scope, bounds);
     agents.put(agent, histories);
+    if (scope == InstanceScope.SHARED) {
+      // its turns, one at a time in this process, hold a connection while they run: one more,
+      // so that busy shared agents never starve reads and appends
+      pool.getHikariConfigMXBean()
+          .setMaximumPoolSize(pool.getHikariConfigMXBean().getMaximumPoolSize() + 1);
+    }
     return histories;
   }
 
