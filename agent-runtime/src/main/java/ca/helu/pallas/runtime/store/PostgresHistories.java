@@ -12,7 +12,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -34,6 +36,7 @@ final class PostgresHistories implements AgentHistories {
   private final String agent;
   private final InstanceScope scope;
   private final HistoryBounds bounds;
+  private final TurnCache cache;
   private volatile int conversations;
   private volatile long chars;
 
@@ -42,6 +45,46 @@ final class PostgresHistories implements AgentHistories {
     this.agent = agent;
     this.scope = scope;
     this.bounds = bounds;
+    this.cache = new TurnCache(bounds.agentChars());
+  }
+
+  /** Turns of one conversation already parsed: its id, its newest turn, the turns by number. */
+  record Cached(long id, long lastSeq, Map<Long, List<ChatMessage>> turns, long chars) {}
+
+  /**
+   * Parsed turns of the conversations read lately, within the agent's share of the heap for
+   * histories (docs/runtime.md, "Memory"): the least recently read go first.
+   */
+  static final class TurnCache {
+    private final long maxChars;
+    private final LinkedHashMap<String, Cached> entries = new LinkedHashMap<>(16, 0.75f, true);
+    private long chars;
+
+    TurnCache(long maxChars) {
+      this.maxChars = maxChars;
+    }
+
+    synchronized Cached get(String key) {
+      return entries.get(key);
+    }
+
+    synchronized void put(String key, Cached value) {
+      remove(key);
+      entries.put(key, value);
+      chars += value.chars();
+      var eldest = entries.entrySet().iterator();
+      while (chars > maxChars && eldest.hasNext()) {
+        chars -= eldest.next().getValue().chars();
+        eldest.remove();
+      }
+    }
+
+    synchronized void remove(String key) {
+      Cached gone = entries.remove(key);
+      if (gone != null) {
+        chars -= gone.chars();
+      }
+    }
   }
 
   private static String key(String session) {
@@ -146,30 +189,70 @@ final class PostgresHistories implements AgentHistories {
     }
   }
 
+  /**
+   * The conversation's messages. Turns already read are taken from this process's cache and only
+   * newer ones parsed: a turn's JSON is parsed once per process, not once per later turn (docs/
+   * benchmarks.md, "Conversation store"). A turn trimmed or deleted in the store is simply absent
+   * from the rows; a conversation deleted and started again has a new id, which empties the cache's
+   * entry.
+   */
   @Override
   public List<ChatMessage> read(String session) throws StoreException {
-    try (Connection c = store.connection();
-        PreparedStatement read =
-            c.prepareStatement(
-                "SELECT t.messages FROM pallas_turn t JOIN pallas_conversation c"
-                    + " ON c.id = t.conversation_id"
-                    + " WHERE c.deployment = ? AND c.agent = ? AND c.session_id = ?"
-                    + " AND c.last_turn_at >= now() - ? * interval '1 millisecond'"
-                    + " ORDER BY t.seq")) {
-      read.setString(1, store.deployment());
-      read.setString(2, agent);
-      read.setString(3, key(session));
-      read.setLong(4, store.config().ttl().toMillis());
-      List<ChatMessage> messages = new ArrayList<>();
-      try (ResultSet rows = read.executeQuery()) {
-        while (rows.next()) {
-          messages.addAll(ChatMessageDeserializer.messagesFromJson(rows.getString(1)));
-        }
+    try (Connection c = store.connection()) {
+      Cached cached = cache.get(key(session));
+      List<ChatMessage> messages = read(c, session, cached);
+      if (messages == null) { // the conversation is a new one: read it whole
+        cache.remove(key(session));
+        messages = read(c, session, null);
       }
       store.markUp();
-      return List.copyOf(messages);
+      return messages;
     } catch (SQLException e) {
       throw store.failed("could not be read", e);
+    }
+  }
+
+  /** The messages, with the turns of {@code cached} from it; null when its conversation is gone. */
+  private List<ChatMessage> read(Connection c, String session, Cached cached) throws SQLException {
+    try (PreparedStatement read =
+        c.prepareStatement(
+            "SELECT c.id, t.seq, CASE WHEN t.seq > ? THEN t.messages END FROM pallas_turn t"
+                + " JOIN pallas_conversation c ON c.id = t.conversation_id"
+                + " WHERE c.deployment = ? AND c.agent = ? AND c.session_id = ?"
+                + " AND c.last_turn_at >= now() - ? * interval '1 millisecond'"
+                + " ORDER BY t.seq")) {
+      read.setLong(1, cached == null ? 0 : cached.lastSeq());
+      read.setString(2, store.deployment());
+      read.setString(3, agent);
+      read.setString(4, key(session));
+      read.setLong(5, store.config().ttl().toMillis());
+      List<ChatMessage> messages = new ArrayList<>();
+      Map<Long, List<ChatMessage>> turns = new LinkedHashMap<>();
+      long id = -1;
+      try (ResultSet rows = read.executeQuery()) {
+        while (rows.next()) {
+          id = rows.getLong(1);
+          long seq = rows.getLong(2);
+          String json = rows.getString(3);
+          List<ChatMessage> turn;
+          if (json != null) {
+            turn = ChatMessageDeserializer.messagesFromJson(json);
+          } else if (cached != null && cached.id() == id && cached.turns().containsKey(seq)) {
+            turn = cached.turns().get(seq);
+          } else {
+            return null;
+          }
+          turns.put(seq, turn);
+          messages.addAll(turn);
+        }
+      }
+      if (turns.isEmpty()) {
+        cache.remove(key(session));
+      } else {
+        long last = turns.keySet().stream().mapToLong(Long::longValue).max().orElse(0);
+        cache.put(key(session), new Cached(id, last, turns, MessageSize.chars(messages)));
+      }
+      return List.copyOf(messages);
     }
   }
 
@@ -260,6 +343,7 @@ final class PostgresHistories implements AgentHistories {
 
   @Override
   public void delete(String session) throws StoreException {
+    cache.remove(key(session));
     try (Connection c = store.connection();
         PreparedStatement delete =
             c.prepareStatement(
@@ -275,9 +359,14 @@ final class PostgresHistories implements AgentHistories {
     }
   }
 
-  /** Kept for its time to live: another replica, or a replacement pod, may serve the session. */
+  /**
+   * Kept in the store for its time to live: another replica, or a replacement pod, may serve the
+   * session; only this process's parsed copy goes.
+   */
   @Override
-  public void closed(String session) {}
+  public void closed(String session) {
+    cache.remove(key(session));
+  }
 
   /** Counted by the store's sweep. */
   void counted(int conversations, long chars) {

@@ -106,6 +106,7 @@ class PostgresStoreIT {
     AgentHistories histories = agent(store(config()), InstanceScope.SHARED, 100);
     histories.append(null, null, turn("a".repeat(30), "b".repeat(10)));
     histories.append(null, null, turn("c".repeat(30), "d".repeat(10)));
+    assertThat(histories.read(null)).hasSize(4); // read once: the process keeps them parsed
     // 120 > 100: the first turn goes, user message and answer together
     histories.append(null, null, turn("e".repeat(30), "f".repeat(10)));
     assertThat(texts(histories.read(null)))
@@ -174,10 +175,22 @@ class PostgresStoreIT {
     AgentHistories histories =
         agent(store(config().withTtl(Duration.ofMinutes(10))), InstanceScope.CONNECTION, 1000);
     histories.append("s", null, turn("before", "1"));
+    assertThat(texts(histories.read("s"))).containsExactly("before", "1");
     PostgresServer.sql(
         url, "UPDATE pallas_conversation SET last_turn_at = now() - interval '11 minutes'");
     histories.append("s", null, turn("after", "2"));
     assertThat(texts(histories.read("s"))).containsExactly("after", "2");
+  }
+
+  @Test
+  void aConversationDeletedElsewhereAndStartedAgainIsReadAnew() throws Exception {
+    AgentHistories here = agent(store(config()), InstanceScope.CONNECTION, 1000);
+    AgentHistories there = agent(store(config()), InstanceScope.CONNECTION, 1000);
+    here.append("s", null, turn("old", "1"));
+    assertThat(texts(here.read("s"))).containsExactly("old", "1");
+    there.delete("s");
+    there.append("s", null, turn("new", "2")); // the same turn number in a new conversation
+    assertThat(texts(here.read("s"))).containsExactly("new", "2");
   }
 
   @Test
@@ -196,6 +209,7 @@ class PostgresStoreIT {
     AgentHistories here = agent(store(config()), InstanceScope.CONNECTION, 1000);
     AgentHistories there = agent(store(config()), InstanceScope.CONNECTION, 1000);
     here.append("s1", null, turn("asked here", "1"));
+    assertThat(texts(there.read("s1"))).containsExactly("asked here", "1");
     there.append("s1", null, turn("asked there", "2"));
     assertThat(texts(here.read("s1"))).containsExactly("asked here", "1", "asked there", "2");
     assertThat(there.read("s1")).isEqualTo(here.read("s1"));

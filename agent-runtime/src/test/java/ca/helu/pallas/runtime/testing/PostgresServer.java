@@ -105,6 +105,37 @@ public final class PostgresServer implements BeforeAllCallback, AfterAllCallback
     return port;
   }
 
+  /**
+   * CPU time (user + system) PostgreSQL's processes have used so far, in nanoseconds: the
+   * postmaster and its children, from /proc (for benchmarks).
+   */
+  public long cpuNanos() throws IOException {
+    long postmaster =
+        Long.parseLong(Files.readAllLines(dir.resolve("data/postmaster.pid")).getFirst().strip());
+    long ticks = 0;
+    try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+      for (Path proc : procs.toList()) {
+        String name = proc.getFileName().toString();
+        if (!name.chars().allMatch(Character::isDigit)) {
+          continue;
+        }
+        String stat;
+        try {
+          stat = Files.readString(proc.resolve("stat"));
+        } catch (IOException gone) {
+          continue;
+        }
+        // the fields after the command's closing parenthesis: state, ppid, ... utime (14), stime
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        long pid = Long.parseLong(name);
+        if (pid == postmaster || Long.parseLong(f[1]) == postmaster) {
+          ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        }
+      }
+    }
+    return ticks * 10_000_000L; // USER_HZ is 100 on Linux
+  }
+
   /** A new, empty database; its JDBC URL (no credentials in it). */
   public String newDatabase() throws SQLException {
     String name = "pallas_" + DATABASES.incrementAndGet();
