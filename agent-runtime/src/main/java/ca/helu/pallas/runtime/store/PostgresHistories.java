@@ -256,88 +256,25 @@ final class PostgresHistories implements AgentHistories {
     }
   }
 
+  /** In one statement, so one round trip and one transaction: db/migration V2, pallas_append. */
   @Override
   public void append(String session, String caller, List<ChatMessage> turn) throws StoreException {
     String json = ChatMessageSerializer.messagesToJson(turn);
-    long size = MessageSize.chars(turn);
-    try (Connection c = store.connection()) {
-      c.setAutoCommit(false);
-      try {
-        long id = conversation(c, session, caller);
-        try (PreparedStatement insert =
-            c.prepareStatement(
-                "INSERT INTO pallas_turn (conversation_id, seq, caller, messages, chars)"
-                    + " SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM pallas_turn"
-                    + " WHERE conversation_id = ?")) {
-          insert.setLong(1, id);
-          insert.setString(2, caller);
-          insert.setString(3, json);
-          insert.setLong(4, size);
-          insert.setLong(5, id);
-          insert.executeUpdate();
-        }
-        // the oldest whole turns past the bound go: those whose newer turns, themselves
-        // included, hold more than the bound (the new turn too, when it alone is larger)
-        try (PreparedStatement trim =
-            c.prepareStatement(
-                "DELETE FROM pallas_turn WHERE conversation_id = ? AND seq <= coalesce("
-                    + "(SELECT max(seq) FROM (SELECT seq, sum(chars) OVER (ORDER BY seq DESC)"
-                    + " AS newer FROM pallas_turn WHERE conversation_id = ?) s"
-                    + " WHERE newer > ?), 0)")) {
-          trim.setLong(1, id);
-          trim.setLong(2, id);
-          trim.setLong(3, bounds.conversationChars());
-          trim.executeUpdate();
-        }
-        try (PreparedStatement total =
-            c.prepareStatement(
-                "UPDATE pallas_conversation SET chars = (SELECT coalesce(sum(chars), 0)"
-                    + " FROM pallas_turn WHERE conversation_id = ?) WHERE id = ?")) {
-          total.setLong(1, id);
-          total.setLong(2, id);
-          total.executeUpdate();
-        }
-        c.commit();
-      } catch (SQLException | RuntimeException e) {
-        rollback(c);
-        throw e;
-      }
+    try (Connection c = store.connection();
+        PreparedStatement append =
+            c.prepareStatement("SELECT pallas_append(?, ?, ?, ?, ?, ?, ?, ?)")) {
+      append.setString(1, store.deployment());
+      append.setString(2, agent);
+      append.setString(3, key(session));
+      append.setString(4, caller);
+      append.setString(5, json);
+      append.setLong(6, MessageSize.chars(turn));
+      append.setLong(7, bounds.conversationChars());
+      append.setLong(8, store.config().ttl().toMillis());
+      append.execute();
       store.markUp();
     } catch (SQLException e) {
       throw store.failed("could not store the turn", e);
-    }
-  }
-
-  /**
-   * The conversation's row, created if need be and locked until the transaction ends, its last turn
-   * now; an expired one not yet swept is deleted first, so its turns are never continued.
-   */
-  private long conversation(Connection c, String session, String caller) throws SQLException {
-    try (PreparedStatement expired =
-        c.prepareStatement(
-            "DELETE FROM pallas_conversation WHERE deployment = ? AND agent = ?"
-                + " AND session_id = ? AND last_turn_at < now() - ? * interval '1 millisecond'")) {
-      expired.setString(1, store.deployment());
-      expired.setString(2, agent);
-      expired.setString(3, key(session));
-      expired.setLong(4, store.config().ttl().toMillis());
-      expired.executeUpdate();
-    }
-    try (PreparedStatement upsert =
-        c.prepareStatement(
-            "INSERT INTO pallas_conversation (deployment, agent, session_id, caller)"
-                + " VALUES (?, ?, ?, ?) ON CONFLICT (deployment, agent, session_id) DO UPDATE"
-                + " SET last_turn_at = now(),"
-                + " caller = coalesce(excluded.caller, pallas_conversation.caller)"
-                + " RETURNING id")) {
-      upsert.setString(1, store.deployment());
-      upsert.setString(2, agent);
-      upsert.setString(3, key(session));
-      upsert.setString(4, caller);
-      try (ResultSet r = upsert.executeQuery()) {
-        r.next();
-        return r.getLong(1);
-      }
     }
   }
 
@@ -382,14 +319,6 @@ final class PostgresHistories implements AgentHistories {
   @Override
   public long chars() {
     return chars;
-  }
-
-  private static void rollback(Connection c) {
-    try {
-      c.rollback();
-    } catch (SQLException e) {
-      abort(c);
-    }
   }
 
   private static void abort(Connection c) {
