@@ -17,6 +17,7 @@ public final class Main {
       Commands:
         serve     %s
         registry  %s
+        history   %s
 
       Options:
         -h, --help     Show this help and exit
@@ -24,7 +25,8 @@ public final class Main {
 
       pallas-agent-runtime COMMAND --help lists the command's options.
       """
-          .formatted(ServeCommand.DESCRIPTION, RegistryCommand.DESCRIPTION);
+          .formatted(
+              ServeCommand.DESCRIPTION, RegistryCommand.DESCRIPTION, HistoryCommand.DESCRIPTION);
 
   private Main() {}
 
@@ -40,9 +42,18 @@ public final class Main {
   static int run(List<String> args, PrintStream out, PrintStream err) {
     String first = args.isEmpty() ? "" : args.getFirst();
     Command command;
+    int optionsFrom = 1;
     switch (first) {
       case "serve" -> command = new ServeCommand();
       case "registry" -> command = new RegistryCommand();
+      case "history" -> {
+        if (args.size() < 2 || !args.get(1).equals("delete")) {
+          err.println("history: the one subcommand is 'delete' (see pallas-agent-runtime --help)");
+          return 2;
+        }
+        command = new HistoryCommand(out);
+        optionsFrom = 2;
+      }
       case "-h", "--help" -> {
         out.print(USAGE);
         return 0;
@@ -59,7 +70,7 @@ public final class Main {
     }
     CommandOptions options = command.options();
     try {
-      if (!options.parse(args.subList(1, args.size()))) {
+      if (!options.parse(args.subList(optionsFrom, args.size()))) {
         out.print(options.help());
         return 0;
       }

@@ -6,10 +6,15 @@ import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.mcp.TurnLimits;
+import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
+import ca.helu.pallas.runtime.store.HistoryStore;
+import ca.helu.pallas.runtime.store.MemoryHistoryStore;
+import ca.helu.pallas.runtime.store.PostgresStore;
+import ca.helu.pallas.runtime.store.StoreConfig;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,6 +44,9 @@ final class ServeCommand implements Command {
   Long maxBodyMibHeld;
   int maxConnections = EdgeLimits.DEFAULT.maxConnections();
   Integer probePort;
+  String store;
+  long historyTtlSeconds = StoreConfig.DEFAULT_TTL.toSeconds();
+  Long historyMaxChars;
   final List<String> allowedOrigins = new ArrayList<>();
 
   @Override
@@ -137,10 +145,57 @@ final class ServeCommand implements Command {
                 + " --agent (default: none)",
             v -> probePort = CommandOptions.intValue("--probe-port", v))
         .value(
+            "--store",
+            "JDBC-URL",
+            "Keep conversation histories in this PostgreSQL, jdbc:postgresql://host:5432/db,"
+                + " shared by every replica and kept across restarts (default: $PALLAS_STORE_URL,"
+                + " else in memory); credentials from PALLAS_STORE_USERNAME and"
+                + " PALLAS_STORE_PASSWORD",
+            v -> store = v)
+        .value(
+            "--history-ttl",
+            "SECONDS",
+            "With --store, a conversation without a turn this long is deleted (default: "
+                + historyTtlSeconds
+                + ", 30 days)",
+            v -> historyTtlSeconds = CommandOptions.longValue("--history-ttl", v))
+        .value(
+            "--history-max-chars",
+            "N",
+            "Characters one conversation's history holds; past it the oldest whole turns are"
+                + " dropped (default: what the model reads, contextWindow x 4)",
+            v -> historyMaxChars = CommandOptions.longValue("--history-max-chars", v))
+        .value(
             "--allowed-origin",
             "ORIGIN",
             "Browser Origin accepted besides localhost (repeatable)",
             allowedOrigins::add);
+  }
+
+  /**
+   * The PostgreSQL store of --store or PALLAS_STORE_URL, its credentials from the environment only
+   * (docs/configuration.md, "Conversation store"); null: histories in memory.
+   */
+  private StoreConfig storeConfig(Environment env) {
+    String url = store != null ? store : env.get("PALLAS_STORE_URL").orElse(null);
+    if (url == null || url.isBlank()) {
+      return null;
+    }
+    if (historyTtlSeconds < 1) {
+      throw new IllegalArgumentException("--history-ttl must be at least 1 second");
+    }
+    return StoreConfig.of(
+            url,
+            env.get("PALLAS_STORE_USERNAME").orElse(null),
+            env.get("PALLAS_STORE_PASSWORD").orElse(null))
+        .withTtl(Duration.ofSeconds(historyTtlSeconds));
+  }
+
+  private static long positive(long chars) {
+    if (chars < 1) {
+      throw new IllegalArgumentException("--history-max-chars must be at least 1");
+    }
+    return chars;
   }
 
   @Override
@@ -148,6 +203,7 @@ final class ServeCommand implements Command {
     Environment env = common.environment();
     PallasDeployment deployment;
     ServeOptions options;
+    StoreConfig storeConfig;
     try {
       deployment = common.read(env);
       if (turnTimeoutSeconds < 1 || llmTimeoutSeconds < 1) {
@@ -181,7 +237,9 @@ final class ServeCommand implements Command {
               limits,
               probePort,
               new TurnLimits(
-                  Duration.ofSeconds(turnTimeoutSeconds), TurnLimits.DEFAULT.heartbeat()));
+                  Duration.ofSeconds(turnTimeoutSeconds), TurnLimits.DEFAULT.heartbeat()),
+              historyMaxChars == null ? Long.MAX_VALUE : positive(historyMaxChars));
+      storeConfig = storeConfig(env);
 
     } catch (InvalidDeploymentException | IllegalArgumentException e) {
       System.err.println(e.getMessage());
@@ -197,13 +255,19 @@ final class ServeCommand implements Command {
         limits.maxConcurrentRequests(),
         limits.maxHistoryChars());
     PallasMetrics metrics = new PallasMetrics();
+    HistoryStore histories =
+        storeConfig == null
+            ? new MemoryHistoryStore()
+            : new PostgresStore(storeConfig, deployment.name(), metrics::storeUp);
+    LOG.info("conversation histories: {}", histories.describe());
     DefaultAgentParts parts =
         new DefaultAgentParts(
             env,
             metrics,
             DefaultAgentParts.Timings.DEFAULT.withLlmTimeout(
                 Duration.ofSeconds(llmTimeoutSeconds)));
-    Fleet fleet = new Fleet(deployment, options, metrics, parts);
+    Fleet fleet =
+        new Fleet(deployment, options, metrics, parts, histories, SessionStores.inMemory());
     CountDownLatch stopped = new CountDownLatch(1);
     // registered before anything listens: a SIGTERM right after /readyz turns 200 still drains
     Thread shutdown =
@@ -212,6 +276,7 @@ final class ServeCommand implements Command {
               LOG.info("shutting down: draining calls in progress");
               fleet.drainAndClose(options.drainTimeout());
               parts.close();
+              histories.close();
               stopped.countDown();
             },
             "pallas-shutdown");
@@ -224,6 +289,7 @@ final class ServeCommand implements Command {
       System.err.println("pallas: cannot start: " + e.getMessage());
       fleet.close();
       parts.close();
+      histories.close();
       return 1;
     }
     fleet.banner().forEach(System.out::println);

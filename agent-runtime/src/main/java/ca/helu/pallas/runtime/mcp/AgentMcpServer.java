@@ -10,7 +10,12 @@ import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.store.AgentHistories;
+import ca.helu.pallas.runtime.store.HistoryBounds;
+import ca.helu.pallas.runtime.store.HistoryStore;
+import ca.helu.pallas.runtime.store.StoreException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.langchain4j.data.message.ChatMessage;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
@@ -20,6 +25,7 @@ import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
 import io.modelcontextprotocol.spec.HttpHeaders;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -32,6 +38,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
@@ -58,6 +65,8 @@ public final class AgentMcpServer implements AutoCloseable {
 
   private final String agent;
   private final Supplier<HealthReport> health;
+  private final InstanceScope scope;
+  private final HistoryStore store;
   private final PallasMetrics metrics;
   private final Conversations conversations;
   private final StreamableHttpTransport transport;
@@ -66,6 +75,8 @@ public final class AgentMcpServer implements AutoCloseable {
 
   /**
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
+   * @param conversationChars the most one conversation holds ({@code --history-max-chars})
+   * @param store where the histories live (docs/runtime.md, "Conversations")
    * @param turns the turn's deadline, and how often a call's stream is checked for a client that
    *     left
    * @param stores where the agent's MCP sessions and their streams' events are kept, for every
@@ -81,20 +92,33 @@ public final class AgentMcpServer implements AutoCloseable {
       List<String> allowedOrigins,
       EdgeLimits limits,
       long historyChars,
+      long conversationChars,
+      HistoryStore store,
       TurnLimits turns,
       SessionStores stores) {
     this.agent = card.name();
     this.health = health;
+    this.scope = scope;
+    this.store = store;
     this.metrics = metrics;
     // a history the model could read in full, within the agent's share of the heap
-    this.conversations =
-        new Conversations(
-            scope,
-            Math.min(card.capabilities().contextChars(), historyChars),
-            historyChars,
-            limits.sessionIdle(),
-            System::nanoTime);
-    metrics.histories(agent, conversations::sessions, () -> 2 * conversations.chars());
+    AgentHistories histories =
+        scope == InstanceScope.REQUEST
+            ? null
+            : store.forAgent(
+                agent,
+                scope,
+                new HistoryBounds(
+                    Math.min(
+                        conversationChars,
+                        Math.min(card.capabilities().contextChars(), historyChars)),
+                    historyChars,
+                    limits.sessionIdle()));
+    this.conversations = new Conversations(scope, histories);
+    metrics.histories(
+        agent,
+        () -> histories == null ? 0 : histories.held(),
+        () -> histories == null ? 0 : 2 * histories.chars());
     this.calls = new Calls(turns.heartbeat());
     TurnHandler turnHandler =
         new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
@@ -117,7 +141,7 @@ public final class AgentMcpServer implements AutoCloseable {
             limits.maxSessions(),
             limits.sessionIdle(),
             Duration.ofSeconds(30),
-            conversations::forget);
+            conversations::closed);
     metrics.sessions(agent, transport::sessionCount);
 
     McpSchema.Tool sendMessage =
@@ -259,17 +283,33 @@ public final class AgentMcpServer implements AutoCloseable {
 
   private McpSchema.CallToolResult getHealth(McpSchema.CallToolRequest request) {
     HealthReport report = health.get();
+    if (scope != InstanceScope.REQUEST) {
+      // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation
+      // store fails"); one of request scope does not
+      Optional<String> problem = store.problem();
+      if (problem.isPresent()) {
+        report = HealthReport.degradedBy(report, "Conversation store: " + problem.get());
+      }
+    }
     metrics.healthStatus(agent, report.gaugeValue());
     return McpSchema.CallToolResult.builder().addTextContent(report.json()).isError(false).build();
   }
 
   private McpSchema.GetPromptResult history(McpAsyncServerExchange exchange) {
-    List<McpSchema.PromptMessage> messages =
-        conversations
-            .existing(exchange.sessionId())
-            .map(c -> McpMessages.promptMessages(c.snapshot()))
-            .orElseGet(List::of);
-    return new McpSchema.GetPromptResult("Conversation history of " + agent, messages);
+    List<ChatMessage> history;
+    try {
+      history = conversations.existing(exchange.sessionId());
+    } catch (StoreException e) {
+      // a JSON-RPC error naming the store, never a partial history (docs/runtime.md, "When the
+      // conversation store fails")
+      throw new McpError(
+          new McpSchema.JSONRPCResponse.JSONRPCError(
+              McpSchema.ErrorCodes.INTERNAL_ERROR,
+              "agent '" + agent + "' cannot read its conversation history now: " + e.getMessage(),
+              null));
+    }
+    return new McpSchema.GetPromptResult(
+        "Conversation history of " + agent, McpMessages.promptMessages(history));
   }
 
   @Override

@@ -1,169 +1,101 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
-import ca.helu.pallas.runtime.loop.Conversation;
-import java.time.Duration;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
+import ca.helu.pallas.runtime.loop.TurnSlot;
+import ca.helu.pallas.runtime.store.AgentHistories;
+import ca.helu.pallas.runtime.store.StoreException;
+import dev.langchain4j.data.message.ChatMessage;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Conversation histories by instance scope: one for a shared agent, one per MCP session for
- * connection scope, none kept for request. Memory is bounded (docs/runtime.md, "Conversations and
- * concurrency"): each history by its budget, a session's history is forgotten when the session is
- * deleted, closed or has been idle for the idle timeout, and the least recently used sessions go
- * first past the agent's share of the process's history limit (docs/runtime.md, "Memory"; the
- * number of sessions is capped at the edge: {@link McpSessions}).
+ * An agent's conversations by instance scope (docs/runtime.md, "Conversations and concurrency"):
+ * one for a shared agent, one per MCP session for connection scope, none for request. Their
+ * histories are in the agent's {@link AgentHistories}; the order of this process's turns on each is
+ * kept here, by one {@link TurnSlot} per conversation with calls running or queued.
  */
 final class Conversations {
-  private static final class Entry {
-    final Conversation conversation;
-    long lastUsed;
+  private static final Logger LOG = LoggerFactory.getLogger(Conversations.class);
 
-    Entry(Conversation conversation) {
-      this.conversation = conversation;
-    }
+  private static final class Slot {
+    final TurnSlot slot = new TurnSlot();
+    int users;
   }
 
   private final InstanceScope scope;
-  private final long budgetChars;
-  private final long maxTotalChars;
-  private final long idleNanos;
-  private final LongSupplier clock;
-  private final Conversation shared;
-  // in order of last call, the least recently used first; guarded by itself
-  private final LinkedHashMap<String, Entry> bySession = new LinkedHashMap<>();
-  private long sessionChars;
+  private final AgentHistories histories;
+  private final Map<String, Slot> slots = new HashMap<>(); // guarded by itself
+
+  Conversations(InstanceScope scope, AgentHistories histories) {
+    this.scope = scope;
+    this.histories = histories;
+  }
+
+  AgentHistories histories() {
+    return histories;
+  }
+
+  /** The conversation a call of {@code sessionId} continues: null for a shared agent's one. */
+  String conversationOf(String sessionId) {
+    if (scope == InstanceScope.REQUEST) {
+      throw new IllegalStateException("request scope keeps no history");
+    }
+    return scope == InstanceScope.SHARED ? null : sessionId;
+  }
 
   /**
-   * @param budgetChars the most one history holds (from the model's context window)
-   * @param maxTotalChars the most every history of the agent holds together
+   * The turn slot of a conversation, for one call; the call gives it back with {@link #leave} once
+   * its turn is over, so a session's slot goes with its last call.
    */
-  Conversations(
-      InstanceScope scope,
-      long budgetChars,
-      long maxTotalChars,
-      Duration idleExpiry,
-      LongSupplier clock) {
-    this.scope = scope;
-    this.budgetChars = budgetChars;
-    this.maxTotalChars = maxTotalChars;
-    this.idleNanos = idleExpiry.toNanos();
-    this.clock = clock;
-    this.shared = new Conversation(budgetChars);
+  TurnSlot join(String conversation) {
+    synchronized (slots) {
+      Slot s = slots.computeIfAbsent(key(conversation), k -> new Slot());
+      s.users++;
+      return s.slot;
+    }
   }
 
-  /** The history a call continues (request scope keeps none, so callers never ask). */
-  Conversation forCall(String sessionId) {
-    return switch (scope) {
-      case SHARED -> shared;
-      case REQUEST -> throw new IllegalStateException("request scope keeps no history");
-      case CONNECTION -> {
-        synchronized (bySession) {
-          long now = clock.getAsLong();
-          expire(now);
-          Entry entry = bySession.remove(key(sessionId));
-          if (entry == null) {
-            entry = new Entry(new Conversation(budgetChars));
-          }
-          entry.lastUsed = now;
-          bySession.put(key(sessionId), entry);
-          yield entry.conversation;
-        }
+  void leave(String conversation) {
+    synchronized (slots) {
+      Slot s = slots.get(key(conversation));
+      if (s != null && --s.users == 0) {
+        slots.remove(key(conversation));
       }
-    };
+    }
   }
 
-  /** Accounts for a turn appended to {@code conversation}; evicts past the agent's total. */
-  void appended(String sessionId, Conversation conversation, long deltaChars) {
-    if (scope != InstanceScope.CONNECTION) {
+  /** The history the history prompt shows: empty for request scope. */
+  List<ChatMessage> existing(String sessionId) throws StoreException {
+    if (scope == InstanceScope.REQUEST) {
+      return List.of();
+    }
+    return histories.read(conversationOf(sessionId));
+  }
+
+  /** Deletes a session's history (the client deleted the session). */
+  void forget(String sessionId) {
+    if (scope != InstanceScope.CONNECTION || sessionId == null) {
       return;
     }
-    synchronized (bySession) {
-      Entry entry = bySession.get(key(sessionId));
-      if (entry == null || entry.conversation != conversation) {
-        return; // evicted meanwhile: its characters were counted out then
-      }
-      sessionChars += deltaChars;
-      while (sessionChars > maxTotalChars && bySession.size() > 1) {
-        evictEldest();
-      }
+    try {
+      histories.delete(sessionId);
+    } catch (StoreException e) {
+      // the store's own time to live removes it later (docs/runtime.md, "Conversations")
+      LOG.warn("the history of a deleted session stays until it expires: {}", e.getMessage());
     }
   }
 
-  /** Forgets a session's history (the client deleted the session). */
-  void forget(String sessionId) {
-    synchronized (bySession) {
-      Entry entry = bySession.remove(key(sessionId));
-      if (entry != null) {
-        sessionChars -= entry.conversation.chars();
-      }
+  /** This process closed a session (idle, or making room for another). */
+  void closed(String sessionId) {
+    if (scope == InstanceScope.CONNECTION && sessionId != null) {
+      histories.closed(sessionId);
     }
   }
 
-  /** The history the history prompt shows; empty for request scope. */
-  Optional<Conversation> existing(String sessionId) {
-    return switch (scope) {
-      case SHARED -> Optional.of(shared);
-      case REQUEST -> Optional.empty();
-      case CONNECTION -> {
-        synchronized (bySession) {
-          expire(clock.getAsLong());
-          Entry entry = bySession.get(key(sessionId));
-          yield Optional.ofNullable(entry == null ? null : entry.conversation);
-        }
-      }
-    };
-  }
-
-  /** Histories held: sessions for connection scope, 1 for shared, 0 for request. */
-  int sessions() {
-    return switch (scope) {
-      case SHARED -> 1;
-      case REQUEST -> 0;
-      case CONNECTION -> {
-        synchronized (bySession) {
-          expire(clock.getAsLong());
-          yield bySession.size();
-        }
-      }
-    };
-  }
-
-  /** Characters held by every history of the agent. */
-  long chars() {
-    return switch (scope) {
-      case SHARED -> shared.chars();
-      case REQUEST -> 0;
-      case CONNECTION -> {
-        synchronized (bySession) {
-          yield sessionChars;
-        }
-      }
-    };
-  }
-
-  private void expire(long now) {
-    Iterator<Map.Entry<String, Entry>> eldestFirst = bySession.entrySet().iterator();
-    while (eldestFirst.hasNext()) {
-      Entry entry = eldestFirst.next().getValue();
-      if (now - entry.lastUsed < idleNanos) {
-        return;
-      }
-      sessionChars -= entry.conversation.chars();
-      eldestFirst.remove();
-    }
-  }
-
-  private void evictEldest() {
-    Iterator<Map.Entry<String, Entry>> eldestFirst = bySession.entrySet().iterator();
-    sessionChars -= eldestFirst.next().getValue().conversation.chars();
-    eldestFirst.remove();
-  }
-
-  private static String key(String sessionId) {
-    return sessionId == null ? "" : sessionId;
+  private static String key(String conversation) {
+    return conversation == null ? "" : conversation;
   }
 }

@@ -4,9 +4,11 @@ import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.CallContext;
 import ca.helu.pallas.runtime.loop.Cancellation;
-import ca.helu.pallas.runtime.loop.Conversation;
 import ca.helu.pallas.runtime.loop.TurnResult;
+import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.store.AgentHistories;
+import ca.helu.pallas.runtime.store.StoreException;
 import dev.langchain4j.data.message.UserMessage;
 import io.modelcontextprotocol.server.McpAsyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -187,8 +189,11 @@ final class TurnHandler {
   }
 
   /**
-   * The agent loop on the conversation's history, one turn at a time per conversation, within the
-   * turn's deadline; null when the call stopped (then nothing is added to the history).
+   * The agent loop on the conversation's history, one turn at a time per conversation (in this
+   * process by its turn slot, across replicas by the store's hold), within the turn's deadline;
+   * null when the call stopped (then nothing is added to the history). A store that fails fails the
+   * call with an error naming it, and the history holds no part of the turn (docs/runtime.md, "When
+   * the conversation store fails").
    */
   private TurnResult turn(McpAsyncServerExchange exchange, UserMessage user, CallContext ctx) {
     Cancellation call = ctx.cancellation();
@@ -197,38 +202,68 @@ final class TurnHandler {
       TurnResult r = loop.run(List.of(), user, ctx);
       return call.finish() ? r : null;
     }
-    Conversation conversation = conversations.forCall(exchange.sessionId());
-    int ahead = conversation.waiting();
-    if (ahead > 0) {
-      ctx.progress()
-          .relay(
-              agent
-                  + " is answering "
-                  + ahead
-                  + (ahead == 1 ? " call" : " calls")
-                  + " of this conversation first; waiting",
-              false);
-    }
-    long queued = System.nanoTime();
+    String conversation = conversations.conversationOf(exchange.sessionId());
+    AgentHistories histories = conversations.histories();
+    TurnSlot slot = conversations.join(conversation);
     try {
-      return conversation.exclusive(
+      int ahead = slot.waiting();
+      if (ahead > 0) {
+        ctx.progress()
+            .relay(
+                agent
+                    + " is answering "
+                    + ahead
+                    + (ahead == 1 ? " call" : " calls")
+                    + " of this conversation first; waiting",
+                false);
+      }
+      long queued = System.nanoTime();
+      return slot.exclusive(
           call,
           () -> {
-            metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
-            call.startDeadline(deadline);
-            TurnResult r = loop.run(conversation.snapshot(), user, ctx);
-            if (!call.finish()) {
-              return null; // a stopped turn is no turn: the history holds no half of it
+            try (AgentHistories.Hold hold =
+                histories.hold(
+                    conversation,
+                    call,
+                    () ->
+                        ctx.progress()
+                            .relay(
+                                agent
+                                    + " is answering a call of this conversation on another replica"
+                                    + " first; waiting",
+                                false))) {
+              metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
+              call.startDeadline(deadline);
+              TurnResult r = loop.run(histories.read(conversation), user, ctx);
+              if (!call.finish()) {
+                return null; // a stopped turn is no turn: the history holds no half of it
+              }
+              if (r.ok()) {
+                histories.append(conversation, null, r.messages());
+              }
+              return r;
+            } catch (StoreException e) {
+              String message = storeFailed(e);
+              LOG.info("{}", message);
+              return call.finish() ? TurnResult.error(message) : null;
+            } catch (TurnSlot.Stopped e) {
+              return null;
             }
-            if (r.ok()) {
-              conversations.appended(
-                  exchange.sessionId(), conversation, conversation.append(r.messages()));
-            }
-            return r;
           });
-    } catch (Conversation.Stopped e) {
+    } catch (TurnSlot.Stopped e) {
       return null;
+    } finally {
+      conversations.leave(conversation);
     }
+  }
+
+  /** The error of a call whose conversation's store failed: the turn was not kept. */
+  private String storeFailed(StoreException e) {
+    return "agent '"
+        + agent
+        + "' cannot use its conversation history now: "
+        + e.getMessage()
+        + "; this turn was not kept and the conversation is unchanged, retry later";
   }
 
   /** The error of a call whose turn passed its deadline, naming the model and the deadline. */

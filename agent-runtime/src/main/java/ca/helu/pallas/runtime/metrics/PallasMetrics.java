@@ -197,6 +197,18 @@ public final class PallasMetrics {
         .set(up ? 1000 : 0);
   }
 
+  /**
+   * pallas_store_up: 1 while the conversation store (PostgreSQL) answered its last use or check;
+   * exported only by a process that has one (docs/runtime.md, "When the conversation store fails").
+   */
+  public void storeUp(boolean up) {
+    gauge(
+            "pallas.store.up",
+            "1 when the conversation store answered its last use or check",
+            Tags.empty())
+        .set(up ? 1000 : 0);
+  }
+
   /** pallas_agent_health_status{agent}: 1 ok, 0.5 degraded, 0 error. */
   public void healthStatus(String agent, double value) {
     gauge(

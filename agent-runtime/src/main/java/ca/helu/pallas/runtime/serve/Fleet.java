@@ -15,6 +15,8 @@ import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
+import ca.helu.pallas.runtime.store.HistoryStore;
+import ca.helu.pallas.runtime.store.MemoryHistoryStore;
 import java.net.BindException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,6 +38,7 @@ public final class Fleet implements AutoCloseable {
   private final ServeOptions options;
   private final PallasMetrics metrics;
   private final AgentPartsFactory partsFactory;
+  private final HistoryStore histories;
   // the requests and body bytes of every agent here come out of one heap: one pool for all
   private final RequestPool pool;
   // every agent's MCP sessions, for the replicas that share the store (docs/runtime.md, Sessions)
@@ -48,21 +51,32 @@ public final class Fleet implements AutoCloseable {
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory) {
-    this(deployment, options, metrics, partsFactory, SessionStores.inMemory());
+    this(
+        deployment,
+        options,
+        metrics,
+        partsFactory,
+        new MemoryHistoryStore(),
+        SessionStores.inMemory());
   }
 
-  /** A fleet whose agents keep their MCP sessions and their streams' events in {@code sessions}. */
+  /**
+   * @param histories where the agents' conversation histories live; its owner closes it
+   * @param sessions where the agents keep their MCP sessions and their streams' events
+   */
   public Fleet(
       PallasDeployment deployment,
       ServeOptions options,
       PallasMetrics metrics,
       AgentPartsFactory partsFactory,
+      HistoryStore histories,
       SessionStores sessions) {
     this.sessions = sessions;
     this.deployment = deployment;
     this.options = options;
     this.metrics = metrics;
     this.partsFactory = partsFactory;
+    this.histories = histories;
     this.pool = new RequestPool(options.limits());
   }
 
@@ -175,6 +189,8 @@ public final class Fleet implements AutoCloseable {
               options.allowedOrigins(),
               options.limits(),
               options.limits().maxHistoryChars() / served().size(),
+              options.historyMaxChars(),
+              histories,
               options.turns(),
               sessions);
       AgentHost host =

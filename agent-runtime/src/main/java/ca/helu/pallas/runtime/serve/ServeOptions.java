@@ -24,6 +24,8 @@ import java.util.List;
  *     (docs/runtime.md, "Connections"); only with {@code onlyAgent} (null: none)
  * @param turns each call's turn deadline, and how soon a client that left is noticed
  *     (docs/runtime.md, "Deadlines and cancellation")
+ * @param historyMaxChars the most one conversation's history holds, below what the model reads
+ *     (docs/runtime.md, "Conversations and concurrency"; {@code --history-max-chars})
  */
 public record ServeOptions(
     String bindAddress,
@@ -34,7 +36,8 @@ public record ServeOptions(
     Duration bodyTimeout,
     EdgeLimits limits,
     Integer probePort,
-    TurnLimits turns) {
+    TurnLimits turns,
+    long historyMaxChars) {
   public ServeOptions {
     if (probePort != null && onlyAgent == null) {
       throw new IllegalArgumentException(
@@ -53,7 +56,8 @@ public record ServeOptions(
         HttpHost.DEFAULT_BODY_TIMEOUT,
         EdgeLimits.DEFAULT,
         null,
-        TurnLimits.DEFAULT);
+        TurnLimits.DEFAULT,
+        Long.MAX_VALUE);
   }
 
   public ServeOptions withBindAddress(String address) {
@@ -66,7 +70,8 @@ public record ServeOptions(
         bodyTimeout,
         limits,
         probePort,
-        turns);
+        turns,
+        historyMaxChars);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
@@ -79,7 +84,8 @@ public record ServeOptions(
         bodyTimeout,
         limits,
         probePort,
-        turns);
+        turns,
+        historyMaxChars);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
@@ -92,7 +98,8 @@ public record ServeOptions(
         timeout,
         limits,
         probePort,
-        turns);
+        turns,
+        historyMaxChars);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
@@ -105,7 +112,8 @@ public record ServeOptions(
         bodyTimeout,
         edgeLimits,
         probePort,
-        turns);
+        turns,
+        historyMaxChars);
   }
 
   public ServeOptions withTurns(TurnLimits turnLimits) {
@@ -118,7 +126,23 @@ public record ServeOptions(
         bodyTimeout,
         limits,
         probePort,
-        turnLimits);
+        turnLimits,
+        historyMaxChars);
+  }
+
+  /** Each conversation's history holds at most {@code chars} characters. */
+  public ServeOptions withHistoryMaxChars(long chars) {
+    return new ServeOptions(
+        bindAddress,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turns,
+        chars);
   }
 
   /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
@@ -132,7 +156,8 @@ public record ServeOptions(
         bodyTimeout,
         limits,
         probePort,
-        turns);
+        turns,
+        historyMaxChars);
   }
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
@@ -146,6 +171,7 @@ public record ServeOptions(
         bodyTimeout,
         limits,
         port,
-        turns);
+        turns,
+        historyMaxChars);
   }
 }

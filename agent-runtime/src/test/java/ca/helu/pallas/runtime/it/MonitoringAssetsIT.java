@@ -3,7 +3,11 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.serve.DefaultAgentParts;
+import ca.helu.pallas.runtime.store.PostgresStore;
+import ca.helu.pallas.runtime.store.StoreConfig;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
+import ca.helu.pallas.runtime.testing.PostgresServer;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -22,13 +26,17 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * No alert or dashboard panel on a metric that does not exist: every metric name the chart's
  * PrometheusRule and Grafana dashboard use (helm/pallas-operator/files/) is scraped from a running
- * agent that has answered calls, called a tool, used an LLM and failed to reach an MCP server.
+ * agent that has answered calls, called a tool, used an LLM, failed to reach an MCP server and
+ * keeps its histories in a conversation store (a real PostgreSQL).
  */
 class MonitoringAssetsIT {
+  @RegisterExtension static final PostgresServer PG = new PostgresServer();
+
   private static final Path FILES = Path.of("..", "helm", "pallas-operator", "files");
 
   /** Series Prometheus itself adds to every target. */
@@ -40,6 +48,7 @@ class MonitoringAssetsIT {
 
   @Test
   void everyMetricTheAlertsAndTheDashboardUseIsExported() throws Exception {
+    String store = PG.newDatabase();
     Map<String, String> expressions = expressions();
     assertThat(expressions).hasSizeGreaterThanOrEqualTo(8 + 11);
     Set<String> used = new TreeSet<>();
@@ -67,7 +76,13 @@ class MonitoringAssetsIT {
                       servers: [helper, dead]
                       instanceScope: connection
                 """
-                    .formatted(llm.baseUrl(), RunningFleet.unboundPort()))) {
+                    .formatted(llm.baseUrl(), RunningFleet.unboundPort()),
+                DefaultAgentParts.Timings.DEFAULT,
+                metrics ->
+                    new PostgresStore(
+                        StoreConfig.of(store, PostgresServer.USER, PostgresServer.PASSWORD),
+                        "monitoring",
+                        metrics::storeUp))) {
       llm.then(
           llm.toolCall("call_1", "helper__helper", "{\"message\":\"hi\"}"),
           llm.text("done", 20, 7));

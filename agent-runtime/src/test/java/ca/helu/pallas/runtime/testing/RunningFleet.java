@@ -8,12 +8,15 @@ import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
+import ca.helu.pallas.runtime.store.HistoryStore;
+import ca.helu.pallas.runtime.store.MemoryHistoryStore;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -27,13 +30,14 @@ public final class RunningFleet implements AutoCloseable {
   private final DefaultAgentParts parts;
   private final PallasDeployment deployment;
   private final PallasMetrics metrics;
+  private final HistoryStore histories;
 
   private RunningFleet(
       String yaml,
       Map<String, String> env,
       ServeOptions options,
       DefaultAgentParts.Timings timings) {
-    this(yaml, env, options, timings, SessionStores.inMemory());
+    this(yaml, env, options, timings, null, SessionStores.inMemory());
   }
 
   private RunningFleet(
@@ -41,12 +45,21 @@ public final class RunningFleet implements AutoCloseable {
       Map<String, String> env,
       ServeOptions options,
       DefaultAgentParts.Timings timings,
+      Function<PallasMetrics, HistoryStore> store,
       SessionStores sessions) {
     deployment = ManifestParser.parse(yaml, "test manifest");
     metrics = new PallasMetrics();
     metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
-    fleet = new Fleet(deployment, options, metrics, parts, sessions);
+    histories = store == null ? null : store.apply(metrics);
+    fleet =
+        new Fleet(
+            deployment,
+            options,
+            metrics,
+            parts,
+            histories == null ? new MemoryHistoryStore() : histories,
+            sessions);
     parts.preflight(deployment.getSpec(), fleet.served());
     fleet.start();
   }
@@ -110,7 +123,23 @@ public final class RunningFleet implements AutoCloseable {
         Map.of(),
         options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
         DefaultAgentParts.Timings.DEFAULT,
+        null,
         sessions);
+  }
+
+  /**
+   * A fleet keeping its histories in the store {@code store} makes from the fleet's metrics; the
+   * store is closed with the fleet.
+   */
+  public static RunningFleet start(
+      String yaml, DefaultAgentParts.Timings timings, Function<PallasMetrics, HistoryStore> store) {
+    return new RunningFleet(
+        withFreePorts(yaml),
+        Map.of(),
+        ServeOptions.local().withBindAddress("127.0.0.1"),
+        timings,
+        store,
+        SessionStores.inMemory());
   }
 
   /** Replaces each distinct ${port:NAME} with a free port. */
@@ -190,5 +219,8 @@ public final class RunningFleet implements AutoCloseable {
   public void close() {
     fleet.close();
     parts.close();
+    if (histories != null) {
+      histories.close();
+    }
   }
 }

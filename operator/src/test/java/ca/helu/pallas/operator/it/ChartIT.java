@@ -230,7 +230,8 @@ class ChartIT {
             "PallasSlowResponses",
             "PallasTokenBudgetExceeded",
             "PallasPodRestarting",
-            "PallasAgentUnhealthy");
+            "PallasAgentUnhealthy",
+            "PallasStoreDown");
     assertThat(rule.toString()).doesNotContain("${").contains("> 0.25");
     for (JsonNode r : rule.at("/spec/groups/0/rules")) {
       assertThat(r.at("/annotations/runbook_url").asText())

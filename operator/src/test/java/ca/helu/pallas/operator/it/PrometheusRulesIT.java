@@ -39,7 +39,7 @@ class PrometheusRulesIT {
     }
 
     String check = promtool(dir, 0, "check", "rules", "rules.yaml");
-    assertThat(check).contains("SUCCESS: 8 rules found");
+    assertThat(check).contains("SUCCESS: 9 rules found");
     String test = promtool(dir, 0, "test", "rules", "alerts-test.yaml");
     assertThat(test).contains("SUCCESS");
   }

@@ -4,47 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import dev.langchain4j.data.message.AiMessage;
-import dev.langchain4j.data.message.ChatMessage;
-import dev.langchain4j.data.message.UserMessage;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-class ConversationTest {
-  private static List<ChatMessage> turn(String user, String answer) {
-    return List.of(UserMessage.from(user), AiMessage.from(answer));
-  }
-
-  @Test
-  void theOldestWholeTurnsGoPastTheBudget() {
-    Conversation c = new Conversation(100);
-    assertThat(c.append(turn("a".repeat(30), "b".repeat(10)))).isEqualTo(40);
-    assertThat(c.append(turn("c".repeat(30), "d".repeat(10)))).isEqualTo(40);
-    assertThat(c.chars()).isEqualTo(80);
-    // a third turn of 40 makes 120 > 100: the first turn goes, user message and answer together
-    assertThat(c.append(turn("e".repeat(30), "f".repeat(10)))).isEqualTo(0);
-    assertThat(c.chars()).isEqualTo(80);
-    assertThat(c.snapshot())
-        .extracting(m -> m instanceof UserMessage u ? u.singleText() : ((AiMessage) m).text())
-        .containsExactly("c".repeat(30), "d".repeat(10), "e".repeat(30), "f".repeat(10));
-  }
-
-  @Test
-  void aTurnBiggerThanTheBudgetIsNotKept() {
-    Conversation c = new Conversation(100);
-    c.append(turn("small", "ok"));
-    assertThat(c.append(turn("x".repeat(500), "y"))).isEqualTo(-7);
-    assertThat(c.chars()).isZero();
-    assertThat(c.snapshot()).isEmpty();
-  }
-
+class TurnSlotTest {
   @Test
   void aStopFreesTheSlotAtOnceWhileTheStoppedTurnStillRuns() throws Exception {
-    Conversation c = new Conversation(100);
+    TurnSlot c = new TurnSlot();
     Cancellation stuck = new Cancellation();
     CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
@@ -67,7 +36,7 @@ class ConversationTest {
                   }
                   return null;
                 });
-          } catch (Conversation.Stopped e) {
+          } catch (TurnSlot.Stopped e) {
             throw new AssertionError(e);
           }
         });
@@ -88,7 +57,7 @@ class ConversationTest {
 
   @Test
   void aQueuedCallThatStopsLeavesTheQueue() throws Exception {
-    Conversation c = new Conversation(100);
+    TurnSlot c = new TurnSlot();
     CountDownLatch inside = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     Thread.startVirtualThread(() -> {
@@ -120,7 +89,7 @@ class ConversationTest {
 
     queued.stop(Cancellation.Reason.DISCONNECTED);
 
-    assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(Conversation.Stopped.class);
+    assertThat(outcome.get(10, TimeUnit.SECONDS)).isInstanceOf(TurnSlot.Stopped.class);
     assertThat(c.waiting()).isEqualTo(1);
     release.countDown();
   }

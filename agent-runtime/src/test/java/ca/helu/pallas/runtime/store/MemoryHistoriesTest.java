@@ -1,9 +1,8 @@
-package ca.helu.pallas.runtime.mcp;
+package ca.helu.pallas.runtime.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ca.helu.pallas.api.InstanceScope;
-import ca.helu.pallas.runtime.loop.Conversation;
 import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.data.message.UserMessage;
 import java.time.Duration;
@@ -11,27 +10,27 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-class ConversationsTest {
+class MemoryHistoriesTest {
   private final AtomicLong now = new AtomicLong();
-  private final Conversations histories =
-      new Conversations(InstanceScope.CONNECTION, 1000, 250, Duration.ofMinutes(30), now::get);
+  private final MemoryHistories histories =
+      new MemoryHistories(
+          InstanceScope.CONNECTION, new HistoryBounds(1000, 250, Duration.ofMinutes(30)), now::get);
 
   private void say(String session, int chars) {
-    Conversation c = histories.forCall(session);
-    histories.appended(
-        session, c, c.append(List.of(UserMessage.from("u".repeat(chars)), AiMessage.from("a"))));
+    histories.append(
+        session, null, List.of(UserMessage.from("u".repeat(chars)), AiMessage.from("a")));
   }
 
   @Test
   void aDeletedSessionsHistoryIsFreed() {
     say("s1", 99);
     say("s2", 99);
-    assertThat(histories.sessions()).isEqualTo(2);
+    assertThat(histories.held()).isEqualTo(2);
     assertThat(histories.chars()).isEqualTo(200);
-    histories.forget("s1");
-    assertThat(histories.sessions()).isEqualTo(1);
+    histories.delete("s1");
+    assertThat(histories.held()).isEqualTo(1);
     assertThat(histories.chars()).isEqualTo(100);
-    assertThat(histories.existing("s1")).isEmpty();
+    assertThat(histories.read("s1")).isEmpty();
   }
 
   @Test
@@ -41,9 +40,9 @@ class ConversationsTest {
     say("recent", 9);
     now.addAndGet(Duration.ofMinutes(15).toNanos());
     // old: idle 35 min, recent: 15 min
-    assertThat(histories.sessions()).isEqualTo(1);
-    assertThat(histories.existing("old")).isEmpty();
-    assertThat(histories.existing("recent")).isPresent();
+    assertThat(histories.held()).isEqualTo(1);
+    assertThat(histories.read("old")).isEmpty();
+    assertThat(histories.read("recent")).isNotEmpty();
     assertThat(histories.chars()).isEqualTo(10);
   }
 
@@ -53,9 +52,9 @@ class ConversationsTest {
     say("b", 99);
     say("a", 9); // a is now the most recently used: 110 + 100 = 210
     say("c", 99); // 310 > 250: b, the least recently used, goes
-    assertThat(histories.existing("b")).isEmpty();
-    assertThat(histories.existing("a")).isPresent();
-    assertThat(histories.existing("c")).isPresent();
+    assertThat(histories.read("b")).isEmpty();
+    assertThat(histories.read("a")).isNotEmpty();
+    assertThat(histories.read("c")).isNotEmpty();
     assertThat(histories.chars()).isEqualTo(210);
   }
 }

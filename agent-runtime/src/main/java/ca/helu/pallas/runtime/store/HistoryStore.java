@@ -1,0 +1,30 @@
+package ca.helu.pallas.runtime.store;
+
+import ca.helu.pallas.api.InstanceScope;
+import java.util.Optional;
+
+/**
+ * Where the conversation histories of a process's agents live (docs/runtime.md, "Conversations"):
+ * in its memory by default, or in PostgreSQL, shared by every replica and surviving restarts.
+ */
+public interface HistoryStore extends AutoCloseable {
+  /**
+   * The histories of one agent, for the agent's scope (never {@link InstanceScope#REQUEST}, which
+   * keeps none).
+   */
+  AgentHistories forAgent(String agent, InstanceScope scope, HistoryBounds bounds);
+
+  /** What the store is, for logs and health: "memory", or the database's host, port and name. */
+  String describe();
+
+  /**
+   * Why the store cannot be used now, in words naming it (never its credentials); empty while it
+   * works (docs/runtime.md, "When the conversation store fails").
+   */
+  default Optional<String> problem() {
+    return Optional.empty();
+  }
+
+  @Override
+  void close();
+}

@@ -1,0 +1,230 @@
+package ca.helu.pallas.runtime.store;
+
+import ca.helu.pallas.api.InstanceScope;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Histories in PostgreSQL (docs/runtime.md, "Conversations"): every replica of an agent, and the
+ * pods that replace them, read and continue the same conversations. Connections are pooled
+ * (HikariCP, a few per process, every wait bounded), the schema is migrated by Flyway from the
+ * jar's {@code db/migration} when the store is first reached, and conversations idle past the time
+ * to live are deleted by a periodic sweep and never read meanwhile.
+ *
+ * <p>An unreachable store does not stop the process (docs/runtime.md, "When the conversation store
+ * fails"): the calls that need a history fail with an error naming the store, get_health says
+ * degraded, pallas_store_up is 0, and all recovers once the store answers again.
+ */
+public final class PostgresStore implements HistoryStore {
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresStore.class);
+
+  /**
+   * Connections per process: a shared agent's turn holds one; reads and appends take one briefly.
+   */
+  static final int POOL_SIZE = 4;
+
+  private final StoreConfig config;
+  private final String deployment;
+  private final HikariDataSource pool;
+  private final ScheduledExecutorService background;
+  private final Consumer<Boolean> upListener;
+  private final Map<String, PostgresHistories> agents = new ConcurrentHashMap<>();
+  private volatile boolean migrated;
+  private volatile String problem;
+
+  /**
+   * Opens the pool and starts checking the store; returns at once even when it cannot be reached.
+   *
+   * @param deployment the PallasDeployment whose conversations these are (one database may hold
+   *     several deployments')
+   * @param upListener told after each check whether the store works (pallas_store_up)
+   */
+  public PostgresStore(StoreConfig config, String deployment, Consumer<Boolean> upListener) {
+    this.config = config;
+    this.deployment = deployment;
+    this.upListener = upListener;
+    this.problem = config.describe() + " has not been reached yet";
+    HikariConfig hikari = new HikariConfig();
+    hikari.setJdbcUrl(config.url());
+    hikari.setUsername(config.username());
+    hikari.setPassword(config.password());
+    hikari.setPoolName("pallas-store");
+    hikari.setMaximumPoolSize(POOL_SIZE);
+    hikari.setMinimumIdle(1);
+    long timeoutMillis = config.timeout().toMillis();
+    hikari.setConnectionTimeout(timeoutMillis);
+    hikari.setValidationTimeout(Math.max(250, timeoutMillis / 2));
+    // the process starts, and stays up, while the store is down: no connection is made here
+    hikari.setInitializationFailTimeout(-1);
+    long seconds = Math.max(1, config.timeout().toSeconds());
+    hikari.addDataSourceProperty("connectTimeout", seconds);
+    hikari.addDataSourceProperty("loginTimeout", seconds);
+    // a slow store: no answer within twice the timeout ends the connection (a lock's wait is
+    // bounded by lock_timeout below it: PostgresHistories)
+    hikari.addDataSourceProperty("socketTimeout", 2 * seconds);
+    hikari.addDataSourceProperty("tcpKeepAlive", true);
+    hikari.addDataSourceProperty("ApplicationName", "pallas-agent-runtime");
+    this.pool = new HikariDataSource(hikari);
+    this.background =
+        Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().daemon().name("pallas-store").factory());
+    background.scheduleWithFixedDelay(
+        this::check, 0, config.healthInterval().toMillis(), TimeUnit.MILLISECONDS);
+    background.scheduleWithFixedDelay(
+        this::sweep,
+        config.sweepInterval().toMillis(),
+        config.sweepInterval().toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public AgentHistories forAgent(String agent, InstanceScope scope, HistoryBounds bounds) {
+    PostgresHistories histories = new PostgresHistories(this, agent, scope, bounds);
+    agents.put(agent, histories);
+    if (scope == InstanceScope.SHARED) {
+      // its turns, one at a time in this process, hold a connection while they run: one more,
+      // so that busy shared agents never starve reads and appends
+      pool.getHikariConfigMXBean()
+          .setMaximumPoolSize(pool.getHikariConfigMXBean().getMaximumPoolSize() + 1);
+    }
+    return histories;
+  }
+
+  @Override
+  public String describe() {
+    return config.describe();
+  }
+
+  @Override
+  public Optional<String> problem() {
+    return Optional.ofNullable(problem);
+  }
+
+  String deployment() {
+    return deployment;
+  }
+
+  StoreConfig config() {
+    return config;
+  }
+
+  /** A pooled connection, within the timeout; the schema migrated first if it has not been. */
+  Connection connection() throws StoreException {
+    try {
+      migrate();
+      return pool.getConnection();
+    } catch (SQLException | RuntimeException e) {
+      throw failed("could not be reached", e);
+    }
+  }
+
+  /** The failure of a use of the store: marks it down, and names it without its credentials. */
+  StoreException failed(String what, Exception e) {
+    String message = config.describe() + " " + what + " (" + StoreFailures.reason(e) + ")";
+    markDown(message);
+    return new StoreException(message, e);
+  }
+
+  void markUp() {
+    if (problem != null) {
+      LOG.info("conversation store {} works", config.describe());
+      problem = null;
+    }
+    upListener.accept(true);
+  }
+
+  private void markDown(String message) {
+    if (problem == null || !problem.equals(message)) {
+      LOG.warn("conversation store: {}", message);
+    }
+    problem = message;
+    upListener.accept(false);
+  }
+
+  private void migrate() {
+    if (migrated) {
+      return;
+    }
+    synchronized (this) {
+      if (!migrated) {
+        Flyway.configure(PostgresStore.class.getClassLoader())
+            .dataSource(pool)
+            .locations("classpath:db/migration")
+            .table("pallas_schema_history")
+            // several replicas may start at once: Flyway serializes them with a lock of its own
+            .load()
+            .migrate();
+        migrated = true;
+      }
+    }
+  }
+
+  /** Checks that the store answers; what get_health and pallas_store_up report. */
+  void check() {
+    try (Connection c = connection();
+        Statement s = c.createStatement()) {
+      s.setQueryTimeout((int) Math.max(1, config.timeout().toSeconds()));
+      s.execute("SELECT 1");
+      markUp();
+    } catch (StoreException e) {
+      // marked down already
+    } catch (SQLException | RuntimeException e) {
+      markDown(config.describe() + " does not answer (" + StoreFailures.reason(e) + ")");
+    }
+  }
+
+  /** Deletes the conversations idle past the time to live; counts the rest for the metrics. */
+  void sweep() {
+    try (Connection c = connection();
+        PreparedStatement delete =
+            c.prepareStatement(
+                "DELETE FROM pallas_conversation WHERE deployment = ?"
+                    + " AND last_turn_at < now() - ? * interval '1 millisecond'");
+        PreparedStatement count =
+            c.prepareStatement(
+                "SELECT agent, count(*), coalesce(sum(chars), 0) FROM pallas_conversation"
+                    + " WHERE deployment = ? GROUP BY agent")) {
+      delete.setString(1, deployment);
+      delete.setLong(2, config.ttl().toMillis());
+      int deleted = delete.executeUpdate();
+      if (deleted > 0) {
+        LOG.info("deleted {} conversations idle for over {}", deleted, config.ttl());
+      }
+      count.setString(1, deployment);
+      agents.values().forEach(a -> a.counted(0, 0));
+      try (ResultSet rows = count.executeQuery()) {
+        while (rows.next()) {
+          PostgresHistories agent = agents.get(rows.getString(1));
+          if (agent != null) {
+            agent.counted(rows.getInt(2), rows.getLong(3));
+          }
+        }
+      }
+    } catch (StoreException e) {
+      // marked down already; the next sweep tries again
+    } catch (SQLException | RuntimeException e) {
+      LOG.warn("conversation store: sweep failed ({})", StoreFailures.reason(e));
+    }
+  }
+
+  @Override
+  public void close() {
+    background.shutdownNow();
+    pool.close();
+  }
+}

@@ -1,0 +1,135 @@
+package ca.helu.pallas.runtime.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.runtime.llm.Retry;
+import ca.helu.pallas.runtime.serve.DefaultAgentParts;
+import ca.helu.pallas.runtime.store.PostgresStore;
+import ca.helu.pallas.runtime.store.StoreConfig;
+import ca.helu.pallas.runtime.testing.McpClients;
+import ca.helu.pallas.runtime.testing.PostgresServer;
+import ca.helu.pallas.runtime.testing.RunningFleet;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Two replicas of one agent, each its own runtime with its own store on one PostgreSQL database
+ * (issue 17 §1, §2): a shared agent holds one conversation across them, its turns taken one at a
+ * time across replicas (a call waiting for the other replica is told so by progress), and a
+ * conversation survives the runtime that held it.
+ */
+class StoreReplicasIT {
+  @RegisterExtension static final PostgresServer PG = new PostgresServer();
+
+  private static final String FLEET =
+      """
+      apiVersion: pallas.helu.ca/v1alpha1
+      kind: PallasDeployment
+      metadata: {name: replicas}
+      spec:
+        registry: {port: ${port:registry}}
+        defaultModel: slow
+        agents: [{name: a, port: ${port:a}, instanceScope: shared}]
+      """;
+
+  private static final DefaultAgentParts.Timings TIMINGS =
+      new DefaultAgentParts.Timings(
+          Duration.ofMillis(1500),
+          Duration.ofSeconds(15),
+          Duration.ofSeconds(3),
+          Duration.ofMinutes(5),
+          Duration.ofMinutes(1),
+          new Retry(1, Duration.ofMillis(20), Duration.ofSeconds(60)));
+
+  // not the common pool: the SDK's client answers its calls there, and it may have one thread
+  private static final Executor CALLER = Executors.newVirtualThreadPerTaskExecutor();
+
+  private String url;
+
+  @BeforeEach
+  void database() throws Exception {
+    url = PG.newDatabase();
+  }
+
+  private RunningFleet replica() {
+    return RunningFleet.start(
+        FLEET,
+        TIMINGS,
+        metrics ->
+            new PostgresStore(
+                StoreConfig.of(url, PostgresServer.USER, PostgresServer.PASSWORD),
+                "replicas",
+                metrics::storeUp));
+  }
+
+  @Test
+  void aSharedAgentHoldsOneConversationAcrossReplicas() throws Exception {
+    try (RunningFleet one = replica();
+        RunningFleet two = replica();
+        McpSyncClient first = McpClients.connect(one.mcpUrl("a"), null, n -> {});
+        McpSyncClient second = McpClients.connect(two.mcpUrl("a"), null, n -> {})) {
+      List<McpSchema.ProgressNotification> progress = McpClients.newProgressLog();
+      try (McpSyncClient watched = McpClients.connect(two.mcpUrl("a"), null, progress::add)) {
+        CompletableFuture<McpSchema.CallToolResult> running =
+            CompletableFuture.supplyAsync(
+                () -> McpClients.send(first, "send_message", "one"), CALLER);
+        // the first replica's turn holds the conversation (its model takes 1.5 s)
+        await().atMost(Duration.ofSeconds(10)).until(() -> lockHolders() == 1);
+        McpSchema.CallToolResult after =
+            watched.callTool(
+                McpSchema.CallToolRequest.builder("send_message")
+                    .arguments(Map.of("message", "two"))
+                    .progressToken("t")
+                    .build());
+        assertThat(running.get().isError()).isFalse();
+        assertThat(after.isError()).isFalse();
+        await()
+            .atMost(Duration.ofSeconds(5))
+            .until(() -> !McpClients.progressOf(progress, "t").isEmpty());
+        assertThat(McpClients.progressOf(progress, "t").getFirst().message())
+            .isEqualTo(
+                "a is answering a call of this conversation on another replica first; waiting");
+      }
+      List<String> expected = List.of("USER:one", "ASSISTANT:one", "USER:two", "ASSISTANT:two");
+      assertThat(history(first)).isEqualTo(expected);
+      assertThat(history(second)).isEqualTo(expected);
+    }
+    // and a new runtime on the same database continues it
+    try (RunningFleet three = replica();
+        McpSyncClient later = McpClients.connect(three.mcpUrl("a"), null, n -> {})) {
+      assertThat(history(later)).hasSize(4).startsWith("USER:one");
+    }
+  }
+
+  /** Sessions holding an advisory lock of Pallas's (a shared conversation's turn). */
+  private long lockHolders() throws Exception {
+    try (var c =
+            java.sql.DriverManager.getConnection(
+                url, PostgresServer.USER, PostgresServer.PASSWORD);
+        var s = c.createStatement();
+        var r =
+            s.executeQuery(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                    + " AND database = (SELECT oid FROM pg_database WHERE datname ="
+                    + " current_database())")) {
+      r.next();
+      return r.getLong(1);
+    }
+  }
+
+  private static List<String> history(McpSyncClient c) {
+    return c.getPrompt(new McpSchema.GetPromptRequest("a_history", Map.of())).messages().stream()
+        .map(m -> m.role() + ":" + ((McpSchema.TextContent) m.content()).text())
+        .toList();
+  }
+}
