@@ -259,6 +259,7 @@ public final class DeploymentValidator {
       if (a.replicas() != null && a.replicas() < 0) {
         p.add(at + ".replicas: " + a.replicas() + " must be >= 0");
       }
+      checkAutoscaling(at, a, p);
       List<Icon> icons = a.effectiveIcons();
       for (int j = 0; j < icons.size(); j++) {
         Icon icon = icons.get(j);
@@ -286,6 +287,38 @@ public final class DeploymentValidator {
                       + cycle
                       + " (through dependsOn and servers naming agents)"));
     }
+  }
+
+  private static void checkAutoscaling(String at, AgentSpec a, List<String> p) {
+    AutoscalingSpec scaling = a.autoscaling();
+    if (scaling == null) {
+      return;
+    }
+    if (a.replicas() != null) {
+      p.add(at + ".autoscaling: set replicas or autoscaling, not both (the autoscaler sets them)");
+    }
+    String in = at + ".autoscaling";
+    between(in + ".minReplicas", scaling.minReplicas(), 1, AutoscalingSpec.MAX_REPLICAS, p);
+    if (scaling.maxReplicas() == null) {
+      p.add(in + ".maxReplicas: required");
+    } else {
+      between(in + ".maxReplicas", scaling.maxReplicas(), 1, AutoscalingSpec.MAX_REPLICAS, p);
+      if (scaling.minReplicas() != null && scaling.minReplicas() > scaling.maxReplicas()) {
+        p.add(
+            in
+                + ".minReplicas: "
+                + scaling.minReplicas()
+                + " must not exceed maxReplicas ("
+                + scaling.maxReplicas()
+                + ")");
+      }
+    }
+    between(
+        in + ".targetInFlightCalls",
+        scaling.targetInFlightCalls(),
+        1,
+        AutoscalingSpec.MAX_TARGET_IN_FLIGHT_CALLS,
+        p);
   }
 
   private static boolean checkName(String at, String name, List<String> p) {

@@ -219,6 +219,7 @@ public final class OperatorBenchmark {
               null,
               null,
               null,
+              null,
               null));
     }
     return new PallasDeployment(

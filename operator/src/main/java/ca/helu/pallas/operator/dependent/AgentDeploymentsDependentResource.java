@@ -84,7 +84,9 @@ public class AgentDeploymentsDependentResource
     return new DeploymentBuilder()
         .withMetadata(Owners.metadata(fleet, name, PallasNames.agentLabels(fleet.name(), agent)))
         .withNewSpec()
-        .withReplicas(pod.agent().effectiveReplicas())
+        // with autoscaling the HorizontalPodAutoscaler owns replicas: left out of what is applied,
+        // server-side apply neither resets nor claims them (docs/operator.md, "Scaling")
+        .withReplicas(pod.agent().autoscaling() == null ? pod.agent().effectiveReplicas() : null)
         .withRevisionHistoryLimit(3)
         .withNewSelector()
         .withMatchLabels(PallasNames.agentSelector(fleet.name(), agent))

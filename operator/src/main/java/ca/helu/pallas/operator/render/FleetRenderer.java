@@ -135,7 +135,8 @@ public final class FleetRenderer {
     view.put("deployment", manifest.getMetadata().getName());
     view.put("namespace", manifest.getMetadata().getNamespace());
     view.put("version", spec.effectiveVersion());
-    // replicas, resources, icons and dependsOn change no pod's behaviour: scaling must not roll
+    // replicas, autoscaling, resources, icons and dependsOn change no pod's behaviour: scaling
+    // must not roll
     view.put(
         "agent",
         new AgentSpec(
@@ -149,6 +150,7 @@ public final class FleetRenderer {
             null,
             agent.requestParams(),
             agent.instanceScope(),
+            null,
             null,
             null,
             null));
