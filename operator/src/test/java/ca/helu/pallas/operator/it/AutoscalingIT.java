@@ -11,10 +11,13 @@ import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.MetricSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -67,13 +70,10 @@ class AutoscalingIT {
     assertThat(agentDeployment(d, "a").getSpec().getReplicas())
         .as("the operator's apply leaves the autoscaler's replica count")
         .isEqualTo(5);
-    assertThat(
-            agentDeployment(d, "a").getMetadata().getManagedFields().stream()
-                .filter(f -> "Apply".equals(f.getOperation()))
-                .map(f -> f.getFieldsV1().getAdditionalProperties().toString()))
+    assertThat(appliers(agentDeployment(d, "a"), "f:template")).isNotEmpty();
+    assertThat(appliers(agentDeployment(d, "a"), "f:replicas"))
         .as("the operator does not claim spec.replicas")
-        .isNotEmpty()
-        .noneMatch(fields -> fields.contains("f:replicas"));
+        .isEmpty();
 
     // back to a fixed count: the operator sets it and the autoscaler goes
     Fixtures.replaceSpec(
@@ -86,6 +86,42 @@ class AutoscalingIT {
         .atMost(Duration.ofSeconds(30))
         .until(() -> agentDeployment(d, "a").getSpec().getReplicas() == 3);
     await().atMost(Duration.ofSeconds(30)).until(() -> autoscaler(ns, name) == null);
+  }
+
+  /**
+   * Dropping replicas from an apply would reset them to Kubernetes' default of 1 until the
+   * autoscaler scales back: the operator hands the count over first (docs/operator.md, "Scaling").
+   */
+  @Test
+  void switchingToAutoscalingKeepsThePodsRunning() {
+    TestOperator.shared();
+    String ns = KubeCluster.shared().namespace("autoscale");
+    String fixed = "  defaultModel: passthrough\n  agents: [{name: a, replicas: 3}]\n";
+    PallasDeployment d = Fixtures.create("handover", ns, fixed);
+    awaitAndMarkAvailable(d, "a");
+    assertThat(agentDeployment(d, "a").getSpec().getReplicas()).isEqualTo(3);
+    String name = PallasNames.agentObject("handover", "a");
+
+    Fixtures.replaceSpec(d, fixed.replace("replicas: 3", "autoscaling: {maxReplicas: 6}"));
+    // the autoscaler is applied after the Deployment, in the same reconcile
+    await().atMost(Duration.ofSeconds(30)).until(() -> autoscaler(ns, name), h -> h != null);
+    assertThat(agentDeployment(d, "a").getSpec().getReplicas()).isEqualTo(3);
+    Deployment after = agentDeployment(d, "a");
+    assertThat(appliers(after, "f:replicas"))
+        .as("the operator's apply lets the count go; the hand-over's holds it for the autoscaler")
+        .containsExactly("pallas-operator-replicas-handover")
+        .doesNotContainAnyElementsOf(appliers(after, "f:template"));
+  }
+
+  /** The field managers whose server-side apply holds {@code spec.<field>}. */
+  private static List<String> appliers(Deployment d, String field) {
+    return d.getMetadata().getManagedFields().stream()
+        .filter(f -> "Apply".equals(f.getOperation()))
+        .filter(f ->
+            f.getFieldsV1().getAdditionalProperties().get("f:spec") instanceof Map<?, ?> spec
+                && spec.containsKey(field))
+        .map(f -> f.getManager())
+        .toList();
   }
 
   private static HorizontalPodAutoscaler autoscaler(String ns, String name) {
