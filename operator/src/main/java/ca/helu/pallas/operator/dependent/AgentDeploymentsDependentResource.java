@@ -161,6 +161,7 @@ public class AgentDeploymentsDependentResource
         .withTerminationGracePeriodSeconds(
             (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
         .withSecurityContext(Pods.podSecurity())
+        .withTopologySpreadConstraints(Pods.spread(PallasNames.agentSelector(fleet.name(), agent)))
         .withImagePullSecrets(Pods.pullSecrets(config))
         .addNewContainer()
         .withName("agent")

@@ -172,6 +172,31 @@ class DesiredTest {
   }
 
   @Test
+  void anAgentOfSeveralPodsHasADisruptionBudgetAndEveryAgentSpreads() {
+    var budgets = AgentDisruptionBudgetsDependentResource.desired(FLEET).values();
+    assertThat(budgets)
+        .extracting(b -> b.getMetadata().getName())
+        .containsExactly("fleet-tech-research");
+    var budget = budgets.iterator().next();
+    assertOwnedAndLabelled(budget);
+    assertThat(budget.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+    assertThat(budget.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(PallasNames.agentSelector("fleet", "tech_research"));
+    var spread =
+        AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG)
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getTopologySpreadConstraints();
+    assertThat(spread)
+        .extracting(c -> c.getTopologyKey() + " " + c.getWhenUnsatisfiable())
+        .containsExactly(
+            "kubernetes.io/hostname ScheduleAnyway", "topology.kubernetes.io/zone ScheduleAnyway");
+    assertThat(spread.get(0).getLabelSelector().getMatchLabels())
+        .isEqualTo(PallasNames.agentSelector("fleet", "coord"));
+  }
+
+  @Test
   void servicesSelectTheirPodsOnTheAgentPort() {
     Service s = AgentServicesDependentResource.desired(FLEET, FLEET.agents().get("coord"));
     assertOwnedAndLabelled(s);

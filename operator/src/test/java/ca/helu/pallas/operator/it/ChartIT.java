@@ -114,7 +114,9 @@ class ChartIT {
         .containsEntry("rbac.authorization.k8s.io/roles", WRITE)
         .containsEntry("rbac.authorization.k8s.io/rolebindings", WRITE)
         .containsEntry("monitoring.coreos.com/servicemonitors", WRITE)
-        .hasSize(11);
+        .containsEntry("autoscaling/horizontalpodautoscalers", WRITE)
+        .containsEntry("policy/poddisruptionbudgets", WRITE)
+        .hasSize(13);
     assertThat(clusterRole.toString()).doesNotContain("\"*\"");
     assertThat(all.get("ClusterRoleBinding", FULLNAME).at("/subjects/0/namespace").asText())
         .isEqualTo(Helm.NAMESPACE);
