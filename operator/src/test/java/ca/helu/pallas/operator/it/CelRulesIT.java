@@ -201,6 +201,18 @@ class CelRulesIT {
             "spec.agents[0].autoscaling.targetInFlightCalls",
             "greater than or equal to 1"),
         rule(
+            "the store names a Secret",
+            "fleet",
+            "store: {secretName: Not_A_Name}\n  agents: [{name: a}]",
+            "spec.store.secretName",
+            "should match"),
+        rule(
+            "the store needs its Secret",
+            "fleet",
+            "store: {}\n  agents: [{name: a}]",
+            "spec.store.secretName",
+            "Required value"),
+        rule(
             "description length",
             "fleet",
             "agents: [{name: a, description: '" + "d".repeat(101) + "'}]",
