@@ -20,6 +20,23 @@ app.kubernetes.io/part-of: pallas
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 
+{{/*
+The chart's PostgreSQL: a name of its own, so that no selector of the operator's (its Deployment,
+its metrics Service, its ServiceMonitor) matches it.
+*/}}
+{{- define "pallas.postgresql.selectorLabels" -}}
+app.kubernetes.io/name: postgresql
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: conversation-store
+{{- end -}}
+
+{{- define "pallas.postgresql.labels" -}}
+{{ include "pallas.postgresql.selectorLabels" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: pallas
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
 {{- define "pallas.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "pallas.fullname" .) .Values.serviceAccount.name -}}
@@ -59,6 +76,12 @@ get/list/watch on ConfigMaps because it grants exactly that to each registry's R
   verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [apps]
   resources: [deployments]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [autoscaling]
+  resources: [horizontalpodautoscalers]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]

@@ -21,6 +21,10 @@ import java.util.List;
     value = "!has(self.dependsOn) || !(self.name in self.dependsOn)",
     message = "an agent cannot depend on itself",
     fieldPath = ".dependsOn")
+@ValidationRule(
+    value = "!has(self.replicas) || !has(self.autoscaling)",
+    message = "set replicas or autoscaling, not both (the autoscaler sets the replicas)",
+    fieldPath = ".autoscaling")
 public record AgentSpec(
     @JsonPropertyDescription(
             "Lower-case letters, digits, '-' and '_'; starts and ends with a letter or digit.")
@@ -59,7 +63,14 @@ public record AgentSpec(
                 + " per MCP session) or request (none kept). Default shared.")
         InstanceScope instanceScope,
     @JsonPropertyDescription("Icons published in the registry.") @Size(max = 16) List<Icon> icons,
-    @JsonPropertyDescription("Pod replicas (Kubernetes). Default 1.") @Min(0) Integer replicas,
+    @JsonPropertyDescription(
+            "Pod replicas (Kubernetes). Default 1. Not with autoscaling, which sets them.")
+        @Min(0)
+        Integer replicas,
+    @JsonPropertyDescription(
+            "A HorizontalPodAutoscaler on calls in flight per pod (Kubernetes); instead of"
+                + " replicas.")
+        AutoscalingSpec autoscaling,
     @JsonPropertyDescription(
             "Container resources (Kubernetes). Default: requests cpu 100m, memory 256Mi; limit"
                 + " memory 512Mi.")
@@ -96,7 +107,16 @@ public record AgentSpec(
     return description != null ? description : "Pallas agent " + name;
   }
 
+  /** The pods wanted without an autoscaler: replicas, or autoscaling's minimum, or 1. */
   public int effectiveReplicas() {
+    if (autoscaling != null) {
+      return autoscaling.effectiveMinReplicas();
+    }
     return replicas == null ? 1 : replicas;
+  }
+
+  /** Whether more than one pod may serve the agent at once (a PodDisruptionBudget is wanted). */
+  public boolean replicated() {
+    return autoscaling != null ? autoscaling.effectiveMinReplicas() > 1 : effectiveReplicas() > 1;
   }
 }

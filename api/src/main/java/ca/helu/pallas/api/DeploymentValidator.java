@@ -20,6 +20,10 @@ public final class DeploymentValidator {
   public static final String ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$";
   public static final String REGISTRY_NAMESPACE_PATTERN = "^[a-zA-Z0-9.-]+$";
 
+  /** A Secret's name: a DNS subdomain. */
+  public static final String SECRET_NAME_PATTERN =
+      "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+
   /** A Prometheus duration, as a ServiceMonitor's interval takes it. */
   public static final String DURATION_PATTERN =
       "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$";
@@ -45,6 +49,7 @@ public final class DeploymentValidator {
   private static final Pattern HEADER_NAME = Pattern.compile(HEADER_NAME_PATTERN);
   private static final Pattern MODEL = Pattern.compile(MODEL_PATTERN);
   private static final Pattern DURATION = Pattern.compile(DURATION_PATTERN);
+  private static final Pattern SECRET_NAME = Pattern.compile(SECRET_NAME_PATTERN);
 
   private DeploymentValidator() {}
 
@@ -259,6 +264,7 @@ public final class DeploymentValidator {
       if (a.replicas() != null && a.replicas() < 0) {
         p.add(at + ".replicas: " + a.replicas() + " must be >= 0");
       }
+      checkAutoscaling(at, a, p);
       List<Icon> icons = a.effectiveIcons();
       for (int j = 0; j < icons.size(); j++) {
         Icon icon = icons.get(j);
@@ -277,6 +283,18 @@ public final class DeploymentValidator {
               + monitor.interval()
               + "' is not a duration such as 30s or 1m");
     }
+    if (s.store() != null) {
+      String secret = s.store().secretName();
+      if (secret == null) {
+        p.add("spec.store.secretName: required");
+      } else if (!SECRET_NAME.matcher(secret).matches() || secret.length() > 253) {
+        p.add(
+            "spec.store.secretName: '"
+                + secret
+                + "' is not a Secret name (a DNS subdomain: lower-case letters, digits, '-' and '.', at"
+                + " most 253 characters)");
+      }
+    }
     if (p.isEmpty()) {
       AgentGraph.of(s)
           .cycle()
@@ -286,6 +304,38 @@ public final class DeploymentValidator {
                       + cycle
                       + " (through dependsOn and servers naming agents)"));
     }
+  }
+
+  private static void checkAutoscaling(String at, AgentSpec a, List<String> p) {
+    AutoscalingSpec scaling = a.autoscaling();
+    if (scaling == null) {
+      return;
+    }
+    if (a.replicas() != null) {
+      p.add(at + ".autoscaling: set replicas or autoscaling, not both (the autoscaler sets them)");
+    }
+    String in = at + ".autoscaling";
+    between(in + ".minReplicas", scaling.minReplicas(), 1, AutoscalingSpec.MAX_REPLICAS, p);
+    if (scaling.maxReplicas() == null) {
+      p.add(in + ".maxReplicas: required");
+    } else {
+      between(in + ".maxReplicas", scaling.maxReplicas(), 1, AutoscalingSpec.MAX_REPLICAS, p);
+      if (scaling.minReplicas() != null && scaling.minReplicas() > scaling.maxReplicas()) {
+        p.add(
+            in
+                + ".minReplicas: "
+                + scaling.minReplicas()
+                + " must not exceed maxReplicas ("
+                + scaling.maxReplicas()
+                + ")");
+      }
+    }
+    between(
+        in + ".targetInFlightCalls",
+        scaling.targetInFlightCalls(),
+        1,
+        AutoscalingSpec.MAX_TARGET_IN_FLIGHT_CALLS,
+        p);
   }
 
   private static boolean checkName(String at, String name, List<String> p) {

@@ -95,7 +95,11 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription("The agents; each is served as an MCP server on its own port.")
         @Size(min = 1, max = DeploymentValidator.MAX_AGENTS)
         List<AgentSpec> agents,
-    @JsonPropertyDescription("Prometheus scraping.") MonitoringSpec monitoring) {
+    @JsonPropertyDescription("Prometheus scraping.") MonitoringSpec monitoring,
+    @JsonPropertyDescription(
+            "The conversation store (Kubernetes): agents keep their histories in the database its"
+                + " Secret names. Default: each pod keeps them in memory.")
+        StoreSpec store) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 

@@ -32,7 +32,7 @@ public record SecretValue(
   public record SecretKeyRef(
       @JsonPropertyDescription("Secret name.")
           @Required
-          @Pattern("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+          @Pattern(DeploymentValidator.SECRET_NAME_PATTERN)
           @Size(max = 253)
           String name,
       @JsonPropertyDescription("Key within the Secret.")

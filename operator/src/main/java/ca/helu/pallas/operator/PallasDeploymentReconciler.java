@@ -4,7 +4,9 @@ import ca.helu.pallas.api.DeploymentValidator;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentStatus;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.dependent.AgentAutoscalersDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDeploymentsDependentResource;
+import ca.helu.pallas.operator.dependent.AgentDisruptionBudgetsDependentResource;
 import ca.helu.pallas.operator.dependent.AgentServicesDependentResource;
 import ca.helu.pallas.operator.dependent.ConfigMapDependentResource;
 import ca.helu.pallas.operator.dependent.Fleets;
@@ -62,6 +64,13 @@ import org.slf4j.LoggerFactory;
           reconcilePrecondition = InlineSecretDependentResource.HasInlineSecrets.class),
       @Dependent(name = "agent-services", type = AgentServicesDependentResource.class),
       @Dependent(name = "agent-deployments", type = AgentDeploymentsDependentResource.class),
+      @Dependent(
+          name = "agent-autoscalers",
+          type = AgentAutoscalersDependentResource.class,
+          dependsOn = "agent-deployments"),
+      @Dependent(
+          name = "agent-disruption-budgets",
+          type = AgentDisruptionBudgetsDependentResource.class),
       @Dependent(name = "registry-account", type = RegistryAccess.ServiceAccountDependent.class),
       @Dependent(name = "registry-role", type = RegistryAccess.RoleDependent.class),
       // the API server refuses to bind a Role it cannot resolve yet unless the caller may `bind`

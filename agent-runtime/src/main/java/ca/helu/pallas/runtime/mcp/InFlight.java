@@ -34,6 +34,11 @@ public final class InFlight {
     }
   }
 
+  /** Calls in progress now (waiting for their conversation or running). */
+  public int calls() {
+    return calls.get();
+  }
+
   public boolean draining() {
     return draining.get();
   }

@@ -235,6 +235,19 @@ public final class PallasMetrics {
         bytes);
   }
 
+  /**
+   * pallas_send_message_in_flight{agent}: send_message calls in progress, queued for their
+   * conversation or running; the metric an agent's HorizontalPodAutoscaler follows
+   * (docs/operations.md, "Scaling").
+   */
+  public void sendMessagesInFlight(String agent, IntSupplier calls) {
+    agentGauge(
+        "pallas.send.message.in.flight",
+        "send_message calls in progress (queued or running)",
+        agent,
+        calls::getAsInt);
+  }
+
   /** pallas_mcp_sessions{agent}: MCP sessions the agent's transport holds. */
   public void sessions(String agent, IntSupplier sessions) {
     agentGauge("pallas.mcp.sessions", "MCP sessions the agent holds", agent, sessions::getAsInt);

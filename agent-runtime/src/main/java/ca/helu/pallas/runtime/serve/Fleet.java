@@ -178,6 +178,7 @@ public final class Fleet implements AutoCloseable {
               loopMetrics(metrics),
               ToolSpecifications::of);
       InFlight inFlight = new InFlight();
+      metrics.sendMessagesInFlight(agent.name(), inFlight::calls);
       AgentMcpServer mcp =
           new AgentMcpServer(
               AgentCard.of(spec(), agent),

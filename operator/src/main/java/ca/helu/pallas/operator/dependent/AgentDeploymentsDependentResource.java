@@ -7,6 +7,7 @@ import ca.helu.pallas.operator.render.AgentPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import ca.helu.pallas.operator.render.StartGate;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
@@ -33,6 +34,9 @@ public class AgentDeploymentsDependentResource
     implements CRUDKubernetesBulkDependentResource<Deployment, PallasDeployment>,
         KubernetesBulkDependentResource<Deployment, PallasDeployment>,
         GarbageCollected<PallasDeployment> {
+
+  /** The field manager that holds an agent's replica count between the operator and its HPA. */
+  static final String REPLICAS_HANDOVER = "pallas-operator-replicas-handover";
 
   public AgentDeploymentsDependentResource() {
     super(Deployment.class);
@@ -63,6 +67,53 @@ public class AgentDeploymentsDependentResource
     return deployments;
   }
 
+  /**
+   * Applies the Deployment; when it turns autoscaled, hands its replica count over first. An apply
+   * that leaves out a field its manager held removes the field, and Kubernetes defaults replicas to
+   * 1: an agent of 3 pods would drop to 1 until the autoscaler scaled it back. Another manager
+   * first applies the current count, so it survives the operator letting go (Kubernetes'
+   * server-side apply documentation, "Transferring ownership"); the autoscaler's next scale takes
+   * it from there.
+   */
+  @Override
+  public Deployment update(
+      Deployment actual,
+      Deployment desired,
+      PallasDeployment primary,
+      Context<PallasDeployment> context) {
+    if (desired.getSpec().getReplicas() == null
+        && actual.getSpec().getReplicas() != null
+        && holdsReplicas(actual, context.getControllerConfiguration().fieldManager())) {
+      context
+          .getClient()
+          .resource(
+              new DeploymentBuilder()
+                  .withNewMetadata()
+                  .withName(actual.getMetadata().getName())
+                  .withNamespace(actual.getMetadata().getNamespace())
+                  .endMetadata()
+                  .withNewSpec()
+                  .withReplicas(actual.getSpec().getReplicas())
+                  .endSpec()
+                  .build())
+          .fieldManager(REPLICAS_HANDOVER)
+          .forceConflicts()
+          .serverSideApply();
+    }
+    return super.update(actual, desired, primary, context);
+  }
+
+  /** Whether the operator's own apply set the Deployment's replicas. */
+  private static boolean holdsReplicas(Deployment actual, String fieldManager) {
+    List<ManagedFieldsEntry> entries = actual.getMetadata().getManagedFields();
+    return entries != null
+        && entries.stream()
+            .filter(e -> fieldManager.equals(e.getManager()) && "Apply".equals(e.getOperation()))
+            .filter(e -> e.getFieldsV1() != null)
+            .map(e -> e.getFieldsV1().getAdditionalProperties().get("f:spec"))
+            .anyMatch(spec -> spec instanceof Map<?, ?> m && m.containsKey("f:replicas"));
+  }
+
   /** The command line the agent-runtime image runs for one agent (docs/operator.md). */
   public static List<String> args(String agent, int port, OperatorConfig config) {
     return List.of(
@@ -84,7 +135,9 @@ public class AgentDeploymentsDependentResource
     return new DeploymentBuilder()
         .withMetadata(Owners.metadata(fleet, name, PallasNames.agentLabels(fleet.name(), agent)))
         .withNewSpec()
-        .withReplicas(pod.agent().effectiveReplicas())
+        // with autoscaling the HorizontalPodAutoscaler owns replicas: left out of what is applied,
+        // server-side apply neither resets nor claims them (docs/operator.md, "Scaling")
+        .withReplicas(pod.agent().autoscaling() == null ? pod.agent().effectiveReplicas() : null)
         .withRevisionHistoryLimit(3)
         .withNewSelector()
         .withMatchLabels(PallasNames.agentSelector(fleet.name(), agent))
@@ -108,6 +161,7 @@ public class AgentDeploymentsDependentResource
         .withTerminationGracePeriodSeconds(
             (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
         .withSecurityContext(Pods.podSecurity())
+        .withTopologySpreadConstraints(Pods.spread(PallasNames.agentSelector(fleet.name(), agent)))
         .withImagePullSecrets(Pods.pullSecrets(config))
         .addNewContainer()
         .withName("agent")

@@ -17,11 +17,15 @@ import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraint;
+import io.fabric8.kubernetes.api.model.TopologySpreadConstraintBuilder;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * What every pod the operator renders has in common: Pod Security "restricted" (non-root, no
@@ -35,6 +39,9 @@ final class Pods {
 
   /** Seconds between the pod leaving its Service's endpoints and SIGTERM. */
   static final int PRE_STOP_SECONDS = 5;
+
+  static final String HOSTNAME_TOPOLOGY = "kubernetes.io/hostname";
+  static final String ZONE_TOPOLOGY = "topology.kubernetes.io/zone";
 
   static final String CONFIG_VOLUME = "config";
   static final String TMP_VOLUME = "tmp";
@@ -112,6 +119,27 @@ final class Pods {
         .withFailureThreshold(failureThreshold)
         .withTimeoutSeconds(2)
         .build();
+  }
+
+  /**
+   * An agent's pods spread over nodes, then zones, as evenly as the scheduler can (ScheduleAnyway:
+   * a cluster of one node or zone still schedules them), so one node or zone lost takes only its
+   * share of the replicas. Counted per ReplicaSet (pod-template-hash): during a rollout the new
+   * pods spread among themselves instead of around the old ones.
+   */
+  static List<TopologySpreadConstraint> spread(Map<String, String> selector) {
+    return Stream.of(HOSTNAME_TOPOLOGY, ZONE_TOPOLOGY)
+        .map(key ->
+            new TopologySpreadConstraintBuilder()
+                .withTopologyKey(key)
+                .withMaxSkew(1)
+                .withWhenUnsatisfiable("ScheduleAnyway")
+                .withNewLabelSelector()
+                .withMatchLabels(selector)
+                .endLabelSelector()
+                .withMatchLabelKeys("pod-template-hash")
+                .build())
+        .toList();
   }
 
   static List<Volume> volumes(String deployment) {

@@ -13,6 +13,7 @@ import ca.helu.pallas.api.ProvidersSpec;
 import ca.helu.pallas.api.SecretValue;
 import ca.helu.pallas.api.SecretValue.SecretKeyRef;
 import ca.helu.pallas.api.SecretVariables;
+import ca.helu.pallas.api.StoreSpec;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -77,19 +78,15 @@ public final class FleetRenderer {
       for (SecretRef r : refs) {
         SecretKeyRef ref = r.ref();
         String variable = SecretVariables.nameFor(ref);
-        env.put(
-            variable,
-            new EnvVarBuilder()
-                .withName(variable)
-                .withNewValueFrom()
-                .withNewSecretKeyRef(ref.key(), ref.name(), false)
-                .endValueFrom()
-                .build());
+        env.put(variable, fromSecret(variable, ref));
         Optional<String> digest =
             ref.name().equals(inlineSecret)
                 ? Optional.ofNullable(inline.get(ref.key())).map(FleetRenderer::sha256)
                 : digestOf(ref, r.field(), digests, missing);
         digest.ifPresent(d -> secretDigests.put(variable, d));
+      }
+      if (rendered.store() != null) {
+        storeVariables(rendered.store(), digests, env, secretDigests, missing);
       }
       int port = rendered.portOf(agent);
       Map<String, Object> view = agentView(rendered, agent, manifest, secretDigests);
@@ -104,6 +101,34 @@ public final class FleetRenderer {
     }
     return new RenderedFleet(
         primary, yaml, Map.copyOf(inline), agents, missing.stream().distinct().toList());
+  }
+
+  /**
+   * The conversation store's URL and credentials, each from its key of the store's Secret by {@code
+   * secretKeyRef}, never by value (docs/operator.md, "The conversation store"); their digests roll
+   * the pods when the Secret changes, since a pod reads its environment once.
+   */
+  private static void storeVariables(
+      StoreSpec store,
+      SecretDigests digests,
+      Map<String, EnvVar> env,
+      Map<String, String> secretDigests,
+      List<String> missing) {
+    StoreSpec.VARIABLES_BY_KEY.forEach((key, variable) -> {
+      SecretKeyRef ref = new SecretKeyRef(store.secretName(), key);
+      env.put(variable, fromSecret(variable, ref));
+      digestOf(ref, "spec.store.secretName", digests, missing)
+          .ifPresent(d -> secretDigests.put(variable, d));
+    });
+  }
+
+  private static EnvVar fromSecret(String variable, SecretKeyRef ref) {
+    return new EnvVarBuilder()
+        .withName(variable)
+        .withNewValueFrom()
+        .withNewSecretKeyRef(ref.key(), ref.name(), false)
+        .endValueFrom()
+        .build();
   }
 
   private static Optional<String> digestOf(
@@ -135,7 +160,8 @@ public final class FleetRenderer {
     view.put("deployment", manifest.getMetadata().getName());
     view.put("namespace", manifest.getMetadata().getNamespace());
     view.put("version", spec.effectiveVersion());
-    // replicas, resources, icons and dependsOn change no pod's behaviour: scaling must not roll
+    // replicas, autoscaling, resources, icons and dependsOn change no pod's behaviour: scaling
+    // must not roll
     view.put(
         "agent",
         new AgentSpec(
@@ -149,6 +175,7 @@ public final class FleetRenderer {
             null,
             agent.requestParams(),
             agent.instanceScope(),
+            null,
             null,
             null,
             null));
@@ -253,7 +280,8 @@ public final class FleetRenderer {
         providers,
         servers,
         s.agents(),
-        s.monitoring());
+        s.monitoring(),
+        s.store());
   }
 
   private static ProviderSpec inlineProvider(

@@ -24,9 +24,10 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * The Secrets PallasDeployments reference by {@code secretKeyRef}: watched so that a rotated key
- * rolls exactly the agents that use it, and so that a missing one is reported (docs/operator.md).
- * Helm's release Secrets, the largest kind and never referenced, are not watched.
+ * The Secrets PallasDeployments reference (by {@code secretKeyRef}, and the conversation store's
+ * {@code spec.store.secretName}): watched so that a rotated key rolls exactly the agents that use
+ * it, and so that a missing one is reported (docs/operator.md). Helm's release Secrets, the largest
+ * kind and never referenced, are not watched.
  */
 public final class ReferencedSecrets {
   public static final String NAME = "referenced-secrets";
@@ -96,10 +97,15 @@ public final class ReferencedSecrets {
             .map(McpServerSpec::effectiveHeaders)
             .flatMap(List::stream)
             .map(HeaderSpec::valueFrom);
-    return Stream.concat(providers, headers)
-        .filter(v -> v != null && v.secretKeyRef() != null)
-        .map(v -> v.secretKeyRef().name())
-        .collect(Collectors.toCollection(TreeSet::new));
+    Set<String> names =
+        Stream.concat(providers, headers)
+            .filter(v -> v != null && v.secretKeyRef() != null)
+            .map(v -> v.secretKeyRef().name())
+            .collect(Collectors.toCollection(TreeSet::new));
+    if (spec.store() != null && spec.store().secretName() != null) {
+      names.add(spec.store().secretName());
+    }
+    return names;
   }
 
   private static String key(String namespace, String name) {

@@ -41,6 +41,7 @@ public final class StatusAggregator {
     int ready = 0;
     for (AgentSpec agent : agents) {
       Deployment d = o.agents().get(agent.name());
+      // with autoscaling, ready at its minimum; the pods wanted now are the autoscaler's choice
       int wanted = agent.effectiveReplicas();
       int readyReplicas = readyReplicas(d);
       List<String> waitingFor = o.gate() == null ? null : o.gate().waitingFor().get(agent.name());
@@ -49,7 +50,9 @@ public final class StatusAggregator {
               agent.name(),
               PallasNames.agentUrl(primary, agent),
               readyReplicas,
-              wanted,
+              agent.autoscaling() != null && d != null && d.getSpec().getReplicas() != null
+                  ? d.getSpec().getReplicas()
+                  : wanted,
               waitingFor));
       if (d != null && readyReplicas >= wanted) {
         ready++;

@@ -134,6 +134,69 @@ class DesiredTest {
   }
 
   @Test
+  void anAutoscaledAgentHasAnAutoscalerOnceStartableAndNoReplicaCount() {
+    RenderedFleet fleet =
+        FleetRenderer.render(
+            ManifestParser.parse(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: fleet, namespace: ai, uid: u-1}
+                spec:
+                  defaultModel: passthrough
+                  agents:
+                    - {name: a, autoscaling: {maxReplicas: 4}}
+                    - {name: b, replicas: 2}
+                    - {name: c, autoscaling: {maxReplicas: 2}}
+                """,
+                "t"),
+            SecretDigests.NONE);
+    StartGate gate = new StartGate(Set.of("a", "b"), Map.of("c", List.of("b")));
+    var autoscalers = AgentAutoscalersDependentResource.desired(fleet, gate).values();
+    assertThat(autoscalers).extracting(h -> h.getMetadata().getName()).containsExactly("fleet-a");
+    var hpa = autoscalers.iterator().next();
+    assertOwnedAndLabelled(hpa);
+    assertThat(hpa.getSpec().getMinReplicas()).isEqualTo(1);
+    assertThat(hpa.getSpec().getMetrics().get(0).getPods().getTarget().getAverageValue())
+        .hasToString("10");
+    assertThat(
+            AgentDeploymentsDependentResource.desired(fleet, fleet.agents().get("a"), CONFIG)
+                .getSpec()
+                .getReplicas())
+        .isNull();
+    assertThat(
+            AgentDeploymentsDependentResource.desired(fleet, fleet.agents().get("b"), CONFIG)
+                .getSpec()
+                .getReplicas())
+        .isEqualTo(2);
+  }
+
+  @Test
+  void anAgentOfSeveralPodsHasADisruptionBudgetAndEveryAgentSpreads() {
+    var budgets = AgentDisruptionBudgetsDependentResource.desired(FLEET).values();
+    assertThat(budgets)
+        .extracting(b -> b.getMetadata().getName())
+        .containsExactly("fleet-tech-research");
+    var budget = budgets.iterator().next();
+    assertOwnedAndLabelled(budget);
+    assertThat(budget.getSpec().getMaxUnavailable().getIntVal()).isEqualTo(1);
+    assertThat(budget.getSpec().getSelector().getMatchLabels())
+        .isEqualTo(PallasNames.agentSelector("fleet", "tech_research"));
+    var spread =
+        AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG)
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getTopologySpreadConstraints();
+    assertThat(spread)
+        .extracting(c -> c.getTopologyKey() + " " + c.getWhenUnsatisfiable())
+        .containsExactly(
+            "kubernetes.io/hostname ScheduleAnyway", "topology.kubernetes.io/zone ScheduleAnyway");
+    assertThat(spread.get(0).getLabelSelector().getMatchLabels())
+        .isEqualTo(PallasNames.agentSelector("fleet", "coord"));
+  }
+
+  @Test
   void servicesSelectTheirPodsOnTheAgentPort() {
     Service s = AgentServicesDependentResource.desired(FLEET, FLEET.agents().get("coord"));
     assertOwnedAndLabelled(s);

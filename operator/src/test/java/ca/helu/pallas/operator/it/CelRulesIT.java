@@ -177,6 +177,42 @@ class CelRulesIT {
             "spec.mcpServers[0].maxConcurrentCalls",
             "less than or equal to 100000"),
         rule(
+            "replicas or autoscaling, not both",
+            "fleet",
+            "agents: [{name: a, replicas: 2, autoscaling: {maxReplicas: 4}}]",
+            "spec.agents[0].autoscaling",
+            "set replicas or autoscaling, not both"),
+        rule(
+            "autoscaling has a maximum",
+            "fleet",
+            "agents: [{name: a, autoscaling: {minReplicas: 2}}]",
+            "spec.agents[0].autoscaling.maxReplicas",
+            "Required value"),
+        rule(
+            "autoscaling minimum within the maximum",
+            "fleet",
+            "agents: [{name: a, autoscaling: {minReplicas: 5, maxReplicas: 4}}]",
+            "spec.agents[0].autoscaling.minReplicas",
+            "minReplicas must not exceed maxReplicas"),
+        rule(
+            "autoscaling target of at least one call",
+            "fleet",
+            "agents: [{name: a, autoscaling: {maxReplicas: 4, targetInFlightCalls: 0}}]",
+            "spec.agents[0].autoscaling.targetInFlightCalls",
+            "greater than or equal to 1"),
+        rule(
+            "the store names a Secret",
+            "fleet",
+            "store: {secretName: Not_A_Name}\n  agents: [{name: a}]",
+            "spec.store.secretName",
+            "should match"),
+        rule(
+            "the store needs its Secret",
+            "fleet",
+            "store: {}\n  agents: [{name: a}]",
+            "spec.store.secretName",
+            "Required value"),
+        rule(
             "description length",
             "fleet",
             "agents: [{name: a, description: '" + "d".repeat(101) + "'}]",

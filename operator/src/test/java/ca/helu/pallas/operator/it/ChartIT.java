@@ -40,7 +40,9 @@ class ChartIT {
         "watchNamespaces={ai,research}",
         "metrics.serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true",
         "crds.install=false,rbac.aggregateToDefaultRoles=false,resourceSelector=operator=canary",
-        "leaderElection.enabled=false,replicaCount=1,logLevel=DEBUG"
+        "leaderElection.enabled=false,replicaCount=1,logLevel=DEBUG",
+        "store.postgresql.enabled=true,store.fleetNamespaces={ai,research}",
+        "store.postgresql.enabled=true,store.existingSecret=my-store"
       })
   void lintsStrictly(String set) throws Exception {
     List<String> args = new ArrayList<>(List.of("lint", "--strict", Helm.CHART.toString()));
@@ -114,7 +116,9 @@ class ChartIT {
         .containsEntry("rbac.authorization.k8s.io/roles", WRITE)
         .containsEntry("rbac.authorization.k8s.io/rolebindings", WRITE)
         .containsEntry("monitoring.coreos.com/servicemonitors", WRITE)
-        .hasSize(11);
+        .containsEntry("autoscaling/horizontalpodautoscalers", WRITE)
+        .containsEntry("policy/poddisruptionbudgets", WRITE)
+        .hasSize(13);
     assertThat(clusterRole.toString()).doesNotContain("\"*\"");
     assertThat(all.get("ClusterRoleBinding", FULLNAME).at("/subjects/0/namespace").asText())
         .isEqualTo(Helm.NAMESPACE);
@@ -266,6 +270,86 @@ class ChartIT {
             "PALLAS_RUNTIME_IMAGE", "registry.example:5000/pallas-agent-runtime:0.2.0-rc1")
         .containsEntry("PALLAS_IMAGE_PULL_POLICY", "Always")
         .containsEntry("PALLAS_IMAGE_PULL_SECRETS", "regcred");
+  }
+
+  @Test
+  void theChartRunsNoDatabaseUnlessAsked() throws Exception {
+    Rendered chart = Helm.template();
+    assertThat(chart.ofKind("StatefulSet")).isEmpty();
+    assertThat(chart.ofKind("Secret")).isEmpty();
+  }
+
+  /** docs/install.md, "A durable fleet": the values in examples/durable/. */
+  @Test
+  void theDurableValuesRunAPostgresqlWithItsSecretInEveryFleetNamespace() throws Exception {
+    Rendered chart = Helm.template("-f", "../examples/durable/values.yaml");
+    String name = FULLNAME + "-postgresql";
+    JsonNode set = chart.get("StatefulSet", name);
+    JsonNode pod = set.at("/spec/template/spec");
+    assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+    assertThat(pod.at("/securityContext/runAsUser").asInt()).isEqualTo(999);
+    assertThat(pod.at("/securityContext/fsGroup").asInt()).isEqualTo(999);
+    assertThat(pod.at("/securityContext/seccompProfile/type").asText()).isEqualTo("RuntimeDefault");
+    assertThat(pod.at("/automountServiceAccountToken").asBoolean(true)).isFalse();
+    JsonNode container = pod.at("/containers/0");
+    assertThat(container.get("image").asText()).isEqualTo("postgres:17");
+    assertThat(container.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
+    assertThat(container.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
+    assertThat(container.at("/securityContext/capabilities/drop").toString())
+        .isEqualTo("[\"ALL\"]");
+    // user and password by reference, from the Secret the fleets read
+    for (JsonNode env : container.get("env")) {
+      if (env.get("name").asText().matches("POSTGRES_(USER|PASSWORD)")) {
+        assertThat(env.has("value")).isFalse();
+        assertThat(env.at("/valueFrom/secretKeyRef/name").asText()).isEqualTo("pallas-store");
+      }
+    }
+    JsonNode claim = set.at("/spec/volumeClaimTemplates/0");
+    assertThat(claim.at("/spec/resources/requests/storage").asText()).isEqualTo("8Gi");
+    assertThat(container.at("/volumeMounts").findValuesAsText("name")).contains("data");
+    JsonNode service = chart.get("Service", name);
+    assertThat(service.at("/spec/ports/0/port").asInt()).isEqualTo(5432);
+    assertThat(service.get("spec").get("selector")).isEqualTo(set.at("/spec/selector/matchLabels"));
+    // no selector of the operator's picks the database up
+    JsonNode operatorSelector = chart.get("Deployment", FULLNAME).at("/spec/selector/matchLabels");
+    assertThat(set.at("/spec/template/metadata/labels/app.kubernetes.io~1name").asText())
+        .isNotEqualTo(operatorSelector.at("/app.kubernetes.io~1name").asText());
+
+    List<JsonNode> secrets = chart.ofKind("Secret");
+    assertThat(secrets)
+        .extracting(x -> x.at("/metadata/namespace").asText())
+        .containsExactlyInAnyOrder(Helm.NAMESPACE, "default");
+    for (JsonNode secret : secrets) {
+      assertThat(secret.at("/metadata/name").asText()).isEqualTo("pallas-store");
+      assertThat(secret.at("/metadata/annotations/helm.sh~1resource-policy").asText())
+          .isEqualTo("keep");
+      assertThat(decode(secret, "url"))
+          .isEqualTo("jdbc:postgresql://" + name + "." + Helm.NAMESPACE + ".svc:5432/pallas");
+      assertThat(decode(secret, "username")).isEqualTo("pallas");
+      assertThat(decode(secret, "password"))
+          .hasSize(32)
+          .isEqualTo(decode(secrets.get(0), "password"));
+    }
+  }
+
+  @Test
+  void anExistingSecretReplacesTheGeneratedOne() throws Exception {
+    Rendered chart =
+        Helm.template("--set", "store.postgresql.enabled=true,store.existingSecret=my-store");
+    assertThat(chart.ofKind("Secret")).isEmpty();
+    JsonNode env =
+        chart
+            .get("StatefulSet", FULLNAME + "-postgresql")
+            .at("/spec/template/spec/containers/0/env");
+    assertThat(env.findValuesAsText("name")).contains("POSTGRES_USER", "POSTGRES_PASSWORD");
+    assertThat(env.findValues("secretKeyRef"))
+        .allSatisfy(ref -> assertThat(ref.get("name").asText()).isEqualTo("my-store"));
+  }
+
+  private static String decode(JsonNode secret, String key) {
+    return new String(
+        java.util.Base64.getDecoder().decode(secret.at("/data/" + key).asText()),
+        java.nio.charset.StandardCharsets.UTF_8);
   }
 
   @Test

@@ -145,7 +145,7 @@ class ChartRbacIT {
 
   /**
    * A fleet using everything the operator writes: agents, registry, inline and referenced Secrets,
-   * ServiceMonitor.
+   * ServiceMonitor, a PodDisruptionBudget and a HorizontalPodAutoscaler.
    */
   private static PallasDeployment fleet(String ns) {
     admin
@@ -168,8 +168,8 @@ class ChartRbacIT {
             anthropic: {apiKey: {value: inline-key}}
           monitoring: {serviceMonitor: {enabled: true}}
           agents:
-            - {name: helper}
-            - {name: coordinator, servers: [helper]}
+            - {name: helper, replicas: 2}
+            - {name: coordinator, servers: [helper], autoscaling: {maxReplicas: 3}}
         """);
   }
 
@@ -229,6 +229,24 @@ class ChartRbacIT {
             .list()
             .getItems();
     assertThat(monitors).hasSize(1);
+    assertThat(
+            admin
+                .policy()
+                .v1()
+                .podDisruptionBudget()
+                .inNamespace(ns)
+                .withName(PallasNames.agentObject("fleet", "helper"))
+                .get())
+        .isNotNull();
+    assertThat(
+            admin
+                .autoscaling()
+                .v2()
+                .horizontalPodAutoscalers()
+                .inNamespace(ns)
+                .withName(PallasNames.agentObject("fleet", "coordinator"))
+                .get())
+        .isNotNull();
     // no reconcile on the way failed (a refusal other than a 403 would show here)
     assertThat(admin.v1().events().inNamespace(ns).list().getItems())
         .noneSatisfy(e -> assertThat(e.getInvolvedObject().getName()).isEqualTo(d.name()));

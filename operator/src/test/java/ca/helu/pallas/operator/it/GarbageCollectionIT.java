@@ -36,13 +36,13 @@ class GarbageCollectionIT {
             """
               defaultModel: passthrough
               providers: {anthropic: {apiKey: {value: inline-key}}}
-              agents: [{name: a}, {name: b}]
+              agents: [{name: a, replicas: 2}, {name: b, autoscaling: {maxReplicas: 3}}]
             """);
-    // ConfigMap, inline Secret, 2 agent Deployments + Services, registry Deployment, Service,
-    // ServiceAccount, Role and RoleBinding
+    // ConfigMap, inline Secret, 2 agent Deployments + Services, a's PodDisruptionBudget, b's
+    // HorizontalPodAutoscaler, registry Deployment, Service, ServiceAccount, Role and RoleBinding
     await()
         .atMost(Duration.ofSeconds(60))
-        .until(() -> Fixtures.ownedVersions(d).size(), n -> n == 11);
+        .until(() -> Fixtures.ownedVersions(d).size(), n -> n == 13);
 
     Path kubeconfig = dir.resolve("kubeconfig");
     Files.writeString(kubeconfig, KubeCluster.shared().selfContainedKubeconfig());

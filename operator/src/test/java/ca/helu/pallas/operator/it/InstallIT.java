@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.testing.ChartOperator;
-import ca.helu.pallas.operator.testing.GoBinaries;
+import ca.helu.pallas.operator.testing.DocCommands;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.Readme;
@@ -15,7 +15,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,7 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
  * that README's {@code kubectl port-forward} would open.
  */
 class InstallIT {
-  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
   @Test
   void readmeClusterInstallWorksCommandByCommand(@TempDir Path dir) throws Exception {
@@ -150,23 +148,7 @@ class InstallIT {
 
   /** A README command, from the repository's root, with this cluster's kubeconfig. */
   private static String run(String command, Path kubeconfig) throws Exception {
-    List<String> words = new ArrayList<>(List.of(command.split("\\s+")));
-    switch (words.get(0)) {
-      case "helm" -> words.set(0, GoBinaries.path("helm").toString());
-      case "kubectl" -> words.set(0, GoBinaries.path("kubectl").toString());
-      case "curl" -> {}
-      default -> throw new AssertionError("unexpected command in README: " + command);
-    }
-    ProcessBuilder builder = new ProcessBuilder(words).directory(ROOT.toFile());
-    builder.environment().put("KUBECONFIG", kubeconfig.toString());
-    Path home = Files.createTempDirectory("helm-home");
-    builder.environment().put("HELM_CONFIG_HOME", home.resolve("config").toString());
-    builder.environment().put("HELM_CACHE_HOME", home.resolve("cache").toString());
-    builder.environment().put("HELM_DATA_HOME", home.resolve("data").toString());
-    Process p = builder.redirectErrorStream(words.get(0).endsWith("helm")).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor()).as("%s:%n%s", command, out).isZero();
-    return out;
+    return DocCommands.run(command, kubeconfig);
   }
 
   private static String kubectl(Path kubeconfig, String... args) throws Exception {

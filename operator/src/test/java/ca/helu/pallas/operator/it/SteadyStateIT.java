@@ -38,8 +38,8 @@ class SteadyStateIT {
                   url: http://tools:8080/mcp
                   headers: [{name: Authorization, valueFrom: {secretKeyRef: {name: tools, key: token}}}]
               agents:
-                - {name: a, servers: [tools], resources: {requests: {cpu: 250m, memory: 300Mi}, limits: {memory: 1Gi}}}
-                - {name: b, servers: [a], model: anthropic.claude-sonnet-4-5}
+                - {name: a, servers: [tools], replicas: 2, resources: {requests: {cpu: 250m, memory: 300Mi}, limits: {memory: 1Gi}}}
+                - {name: b, servers: [a], model: anthropic.claude-sonnet-4-5, autoscaling: {maxReplicas: 4}}
               monitoring: {serviceMonitor: {enabled: true}}
             """);
     awaitAndMarkAvailable(d, "a");

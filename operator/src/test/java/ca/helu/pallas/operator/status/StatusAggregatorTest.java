@@ -63,6 +63,33 @@ class StatusAggregatorTest {
     return s.conditions().stream().filter(c -> c.getType().equals(type)).findFirst().orElseThrow();
   }
 
+  /** The autoscaler's count is what the status shows; the agent is ready at its minimum. */
+  @Test
+  void anAutoscaledAgentIsReadyAtItsMinimumAndShowsTheAutoscalersCount() {
+    PallasDeployment d =
+        ManifestParser.parse(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: f, namespace: ai}
+            spec:
+              defaultModel: passthrough
+              agents: [{name: a, autoscaling: {minReplicas: 2, maxReplicas: 6}}]
+            """,
+            "t");
+    Deployment scalingUp = ready(2);
+    scalingUp.getSpec().setReplicas(5);
+    PallasDeploymentStatus s =
+        StatusAggregator.aggregate(
+            d,
+            observation(Map.of("a", scalingUp), ready(1), new StartGate(Set.of("a"), Map.of())),
+            T0);
+    assertThat(s.agents().get(0).replicas()).isEqualTo(5);
+    assertThat(s.agents().get(0).readyReplicas()).isEqualTo(2);
+    assertThat(condition(s, "Ready").getStatus()).isEqualTo("True");
+    assertThat(condition(s, "Progressing").getStatus()).as("scaling up").isEqualTo("True");
+  }
+
   @Test
   void allReadyIsReadyConvergedAndNotDegraded() {
     PallasDeployment d = deployment();

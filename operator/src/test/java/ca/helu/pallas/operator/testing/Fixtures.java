@@ -137,7 +137,9 @@ public final class Fixtures {
             k8s().apps().deployments(),
             k8s().serviceAccounts(),
             k8s().rbac().roles(),
-            k8s().rbac().roleBindings());
+            k8s().rbac().roleBindings(),
+            k8s().autoscaling().v2().horizontalPodAutoscalers(),
+            k8s().policy().v1().podDisruptionBudget());
     for (MixedOperation<? extends HasMetadata, ?, ?> kind : kinds) {
       kind.inNamespace(ns)
           .withLabel(PallasNames.LABEL_INSTANCE, d.name())
