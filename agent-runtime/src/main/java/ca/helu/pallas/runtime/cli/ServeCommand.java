@@ -6,7 +6,6 @@ import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.mcp.TurnLimits;
-import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
@@ -267,7 +266,7 @@ final class ServeCommand implements Command {
             DefaultAgentParts.Timings.DEFAULT.withLlmTimeout(
                 Duration.ofSeconds(llmTimeoutSeconds)));
     Fleet fleet =
-        new Fleet(deployment, options, metrics, parts, histories, SessionStores.inMemory());
+        new Fleet(deployment, options, metrics, parts, histories, histories.sessionStores());
     CountDownLatch stopped = new CountDownLatch(1);
     // registered before anything listens: a SIGTERM right after /readyz turns 200 still drains
     Thread shutdown =

@@ -14,6 +14,15 @@ public interface HistoryStore extends AutoCloseable {
    */
   AgentHistories forAgent(String agent, InstanceScope scope, HistoryBounds bounds);
 
+  /**
+   * Where the agents' MCP sessions and their streams' events go with this store: the same database,
+   * so that every replica serving these histories serves their sessions too (docs/runtime.md,
+   * "Sessions"); this process's memory for the memory store. Called once.
+   */
+  default SessionStores sessionStores() {
+    return SessionStores.inMemory();
+  }
+
   /** What the store is, for logs and health: "memory", or the database's host, port and name. */
   String describe();
 

@@ -106,6 +106,11 @@ public final class PostgresStore implements HistoryStore {
   }
 
   @Override
+  public SessionStores sessionStores() {
+    return new SessionStores(new PostgresSessions(this), new PostgresEvents(this));
+  }
+
+  @Override
   public String describe() {
     return config.describe();
   }
@@ -188,13 +193,21 @@ public final class PostgresStore implements HistoryStore {
     }
   }
 
-  /** Deletes the conversations idle past the time to live; counts the rest for the metrics. */
+  /**
+   * Deletes the conversations idle past the time to live and the stream events older than their
+   * keep; counts the conversations left for the metrics.
+   */
   void sweep() {
     try (Connection c = connection();
         PreparedStatement delete =
             c.prepareStatement(
                 "DELETE FROM pallas_conversation WHERE deployment = ?"
                     + " AND last_turn_at < now() - ? * interval '1 millisecond'");
+        PreparedStatement events =
+            c.prepareStatement(
+                "DELETE FROM pallas_mcp_event WHERE deployment = ? AND created_at < now() - interval '"
+                    + PostgresEvents.KEEP_MINUTES
+                    + " minutes'");
         PreparedStatement count =
             c.prepareStatement(
                 "SELECT agent, count(*), coalesce(sum(chars), 0) FROM pallas_conversation"
@@ -205,6 +218,8 @@ public final class PostgresStore implements HistoryStore {
       if (deleted > 0) {
         LOG.info("deleted {} conversations idle for over {}", deleted, config.ttl());
       }
+      events.setString(1, deployment);
+      events.executeUpdate();
       count.setString(1, deployment);
       agents.values().forEach(a -> a.counted(0, 0));
       try (ResultSet rows = count.executeQuery()) {

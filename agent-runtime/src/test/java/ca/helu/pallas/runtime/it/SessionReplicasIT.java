@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.http.EdgeLimits;
-import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.serve.ServeOptions;
+import ca.helu.pallas.runtime.store.SessionStores;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;

@@ -9,7 +9,9 @@ import ca.helu.pallas.runtime.store.PostgresStore;
 import ca.helu.pallas.runtime.store.StoreConfig;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.PostgresServer;
+import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
+import com.fasterxml.jackson.databind.JsonNode;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
@@ -39,7 +41,9 @@ class StoreReplicasIT {
       spec:
         registry: {port: ${port:registry}}
         defaultModel: slow
-        agents: [{name: a, port: ${port:a}, instanceScope: shared}]
+        agents:
+          - {name: a, port: ${port:a}, instanceScope: shared}
+          - {name: c, port: ${port:c}, instanceScope: connection, model: passthrough}
       """;
 
   private static final DefaultAgentParts.Timings TIMINGS =
@@ -131,5 +135,61 @@ class StoreReplicasIT {
     return c.getPrompt(new McpSchema.GetPromptRequest("a_history", Map.of())).messages().stream()
         .map(m -> m.role() + ":" + ((McpSchema.TextContent) m.content()).text())
         .toList();
+  }
+
+  /**
+   * A connection-scope conversation whose session was opened on one replica continues on the other
+   * and on a replacement of the first, its history whole (issue 17 §2, §5): the session, and the
+   * conversation, live in the database.
+   */
+  @Test
+  void aSessionAndItsConversationAreServedByEveryReplicaAndByAReplacement() throws Exception {
+    RunningFleet one = replica();
+    RunningFleet two = replica();
+    RunningFleet replacement = null;
+    try {
+      RawMcp onOne = RawMcp.open(one.mcpUrl("c"), null);
+      RawMcp onTwo = onOne.at(two.mcpUrl("c"));
+      assertThat(RawMcp.text(onOne.callTool("send_message", Map.of("message", "first"))))
+          .isEqualTo("first");
+      assertThat(RawMcp.text(onTwo.callTool("send_message", Map.of("message", "second"))))
+          .isEqualTo("second");
+      one.close();
+      replacement = replica();
+      RawMcp onReplacement = onOne.at(replacement.mcpUrl("c"));
+      assertThat(RawMcp.text(onReplacement.callTool("send_message", Map.of("message", "third"))))
+          .isEqualTo("third");
+      JsonNode history = onReplacement.request("prompts/get", Map.of("name", "c_history"));
+      List<String> turns = new java.util.ArrayList<>();
+      history.path("messages").forEach(m -> turns.add(m.path("content").path("text").asText()));
+      assertThat(turns).containsExactly("first", "first", "second", "second", "third", "third");
+      assertThat(storedSessions()).as("one session, in the database").isEqualTo(1);
+
+      assertThat(onTwo.delete()).isEqualTo(200);
+      assertThat(storedSessions()).as("deleted on one replica: gone from the database").isZero();
+      // a replica holding it notes the end at its next write of a use (at most 5 s on)
+      await()
+          .atMost(Duration.ofSeconds(15))
+          .until(() ->
+              onReplacement.post("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}").statusCode()
+                  == 404);
+    } finally {
+      one.close();
+      two.close();
+      if (replacement != null) {
+        replacement.close();
+      }
+    }
+  }
+
+  private long storedSessions() throws Exception {
+    try (var c =
+            java.sql.DriverManager.getConnection(
+                url, PostgresServer.USER, PostgresServer.PASSWORD);
+        var s = c.createStatement();
+        var r = s.executeQuery("SELECT count(*) FROM pallas_mcp_session WHERE agent = 'c'")) {
+      r.next();
+      return r.getLong(1);
+    }
   }
 }

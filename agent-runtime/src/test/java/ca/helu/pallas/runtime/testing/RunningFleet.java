@@ -3,13 +3,13 @@ package ca.helu.pallas.runtime.testing;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.config.Environment;
-import ca.helu.pallas.runtime.mcp.session.SessionStores;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
 import ca.helu.pallas.runtime.serve.ServeOptions;
 import ca.helu.pallas.runtime.store.HistoryStore;
 import ca.helu.pallas.runtime.store.MemoryHistoryStore;
+import ca.helu.pallas.runtime.store.SessionStores;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -59,7 +59,7 @@ public final class RunningFleet implements AutoCloseable {
             metrics,
             parts,
             histories == null ? new MemoryHistoryStore() : histories,
-            sessions);
+            sessions != null ? sessions : histories.sessionStores());
     parts.preflight(deployment.getSpec(), fleet.served());
     fleet.start();
   }
@@ -128,8 +128,8 @@ public final class RunningFleet implements AutoCloseable {
   }
 
   /**
-   * A fleet keeping its histories in the store {@code store} makes from the fleet's metrics; the
-   * store is closed with the fleet.
+   * A fleet keeping its histories, and its MCP sessions, in the store {@code store} makes from the
+   * fleet's metrics; the store is closed with the fleet.
    */
   public static RunningFleet start(
       String yaml, DefaultAgentParts.Timings timings, Function<PallasMetrics, HistoryStore> store) {
@@ -139,7 +139,7 @@ public final class RunningFleet implements AutoCloseable {
         ServeOptions.local().withBindAddress("127.0.0.1"),
         timings,
         store,
-        SessionStores.inMemory());
+        null); // the store's own: PostgreSQL's sessions with PostgreSQL's histories
   }
 
   /** Replaces each distinct ${port:NAME} with a free port. */

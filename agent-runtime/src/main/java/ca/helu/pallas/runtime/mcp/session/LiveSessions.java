@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.mcp.session;
 
 import ca.helu.pallas.runtime.http.EdgeSessions;
+import ca.helu.pallas.runtime.store.SessionStore;
 import io.modelcontextprotocol.spec.McpStreamableServerSession;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.mcp.session;
 
+import ca.helu.pallas.runtime.store.EventStore;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;

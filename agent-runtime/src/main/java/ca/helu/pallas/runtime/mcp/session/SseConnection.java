@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.mcp.session;
 
+import ca.helu.pallas.runtime.store.EventStore;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;

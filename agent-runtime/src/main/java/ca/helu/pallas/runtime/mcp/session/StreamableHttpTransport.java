@@ -1,6 +1,8 @@
 package ca.helu.pallas.runtime.mcp.session;
 
 import ca.helu.pallas.runtime.http.EdgeSessions;
+import ca.helu.pallas.runtime.store.EventStore;
+import ca.helu.pallas.runtime.store.SessionStore;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.modelcontextprotocol.common.McpTransportContext;

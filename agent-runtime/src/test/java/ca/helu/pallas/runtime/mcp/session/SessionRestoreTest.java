@@ -3,6 +3,8 @@ package ca.helu.pallas.runtime.mcp.session;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ca.helu.pallas.runtime.store.InMemorySessionStore;
+import ca.helu.pallas.runtime.store.SessionStore;
 import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.spec.DefaultMcpStreamableServerSessionFactory;
 import io.modelcontextprotocol.spec.McpSchema;

@@ -1,4 +1,4 @@
-package ca.helu.pallas.runtime.mcp.session;
+package ca.helu.pallas.runtime.store;
 
 /**
  * Where an agent's MCP sessions and the events of their resumable streams are kept: shared by the

@@ -1,4 +1,4 @@
-package ca.helu.pallas.runtime.mcp.session;
+package ca.helu.pallas.runtime.store;
 
 import java.util.List;
 import java.util.Optional;

@@ -1,0 +1,100 @@
+package ca.helu.pallas.runtime.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The events of resumable streams in PostgreSQL (docs/runtime.md, "Sessions"), so that a client
+ * whose connection broke, or whose pod was replaced, resumes on any replica. Kept for {@link
+ * #KEEP_MINUTES} minutes (PostgresStore's sweep deletes older ones) and until their session ends.
+ * An event the store cannot take is lost to resumption only: the live stream still carries it.
+ */
+final class PostgresEvents implements EventStore {
+  private static final Logger LOG = LoggerFactory.getLogger(PostgresEvents.class);
+  static final int KEEP_MINUTES = 5;
+
+  private final PostgresStore store;
+
+  PostgresEvents(PostgresStore store) {
+    this.store = store;
+  }
+
+  @Override
+  public void append(String agent, String session, String stream, Event event) {
+    try (Connection c = store.connection();
+        PreparedStatement insert =
+            c.prepareStatement(
+                "INSERT INTO pallas_mcp_event (deployment, agent, session_id, stream, seq,"
+                    + " message, last) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")) {
+      insert.setString(1, store.deployment());
+      insert.setString(2, agent);
+      insert.setString(3, session);
+      insert.setString(4, stream);
+      insert.setLong(5, event.seq());
+      insert.setString(6, event.message());
+      insert.setBoolean(7, event.last());
+      insert.executeUpdate();
+    } catch (StoreException | SQLException e) {
+      LOG.debug("an event of a stream of {} is not kept for resumption: {}", agent, reason(e));
+    }
+  }
+
+  @Override
+  public Optional<List<Event>> after(String agent, String session, String stream, long seq) {
+    try (Connection c = store.connection();
+        PreparedStatement select =
+            c.prepareStatement(
+                "SELECT seq, message, last FROM pallas_mcp_event WHERE deployment = ?"
+                    + " AND agent = ? AND session_id = ? AND stream = ? AND seq >= ? ORDER BY seq")) {
+      select.setString(1, store.deployment());
+      select.setString(2, agent);
+      select.setString(3, session);
+      select.setString(4, stream);
+      // the event the client saw last is read too: it shows the stream is kept (the priming
+      // event, seq 0, is not stored: then any event of the stream shows it)
+      select.setLong(5, Math.max(1, seq));
+      List<Event> events = new ArrayList<>();
+      boolean kept = false;
+      try (ResultSet rows = select.executeQuery()) {
+        while (rows.next()) {
+          kept = true;
+          if (rows.getLong(1) > seq) {
+            events.add(new Event(rows.getLong(1), rows.getString(2), rows.getBoolean(3)));
+          }
+        }
+      }
+      return kept ? Optional.of(events) : Optional.empty();
+    } catch (StoreException | SQLException e) {
+      LOG.debug("reading a stream of {} for resumption failed: {}", agent, reason(e));
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  public void forget(String agent, String session) {
+    try (Connection c = store.connection();
+        PreparedStatement delete =
+            c.prepareStatement(
+                "DELETE FROM pallas_mcp_event WHERE deployment = ? AND agent = ?"
+                    + " AND session_id = ?")) {
+      delete.setString(1, store.deployment());
+      delete.setString(2, agent);
+      delete.setString(3, session);
+      delete.executeUpdate();
+    } catch (StoreException | SQLException e) {
+      LOG.debug(
+          "the events of an ended session of {} stay until they expire: {}", agent, reason(e));
+    }
+  }
+
+  private static String reason(Exception e) {
+    return e instanceof StoreException ? e.getMessage() : StoreFailures.reason(e);
+  }
+}
