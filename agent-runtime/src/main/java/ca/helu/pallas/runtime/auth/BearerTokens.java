@@ -36,4 +36,14 @@ final class BearerTokens {
     }
     return Optional.of(token);
   }
+
+  /**
+   * The token of the Authorization header, which must be there.
+   *
+   * @throws AuthFailure as {@link #of}, and with no error code (RFC 6750 §3.1) when there is none
+   */
+  static String required(String authorization) throws AuthFailure {
+    return of(authorization)
+        .orElseThrow(() -> new AuthFailure(AuthFailure.Code.NONE, "a bearer token is required"));
+  }
 }

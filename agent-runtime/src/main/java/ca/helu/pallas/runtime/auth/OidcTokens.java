@@ -117,10 +117,7 @@ public final class OidcTokens implements Authenticator {
 
   @Override
   public Caller authenticate(String authorization) throws AuthFailure {
-    String token =
-        BearerTokens.of(authorization)
-            .orElseThrow(
-                () -> new AuthFailure(AuthFailure.Code.NONE, "a bearer token is required"));
+    String token = BearerTokens.required(authorization);
     DefaultJWTProcessor<SecurityContext> jwt = processor();
     if (jwt == null) {
       // fail closed: without the issuer's keys no token is valid

@@ -33,10 +33,7 @@ public final class StaticTokens implements Authenticator {
 
   @Override
   public Caller authenticate(String authorization) throws AuthFailure {
-    String token =
-        BearerTokens.of(authorization)
-            .orElseThrow(
-                () -> new AuthFailure(AuthFailure.Code.NONE, "a bearer token is required"));
+    String token = BearerTokens.required(authorization);
     byte[] presented = sha256(token);
     String match = null;
     for (Map.Entry<String, byte[]> e : digests.entrySet()) {
