@@ -72,6 +72,10 @@ public record AgentSpec(
                 + " replicas.")
         AutoscalingSpec autoscaling,
     @JsonPropertyDescription(
+            "The agent Service's session affinity (Kubernetes): None (default) or ClientIP. An"
+                + " optimization only: any replica serves any MCP session.")
+        SessionAffinity sessionAffinity,
+    @JsonPropertyDescription(
             "Container resources (Kubernetes). Default: requests cpu 100m, memory 256Mi; limit"
                 + " memory 512Mi.")
         ResourceRequirements resources) {
@@ -90,6 +94,10 @@ public record AgentSpec(
 
   public InstanceScope effectiveInstanceScope() {
     return instanceScope == null ? InstanceScope.SHARED : instanceScope;
+  }
+
+  public SessionAffinity effectiveSessionAffinity() {
+    return sessionAffinity == null ? SessionAffinity.NONE : sessionAffinity;
   }
 
   public List<Icon> effectiveIcons() {

@@ -220,6 +220,7 @@ public final class OperatorBenchmark {
               null,
               null,
               null,
+              null,
               null));
     }
     return new PallasDeployment(

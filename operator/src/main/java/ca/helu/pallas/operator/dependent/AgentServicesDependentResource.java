@@ -2,6 +2,7 @@ package ca.helu.pallas.operator.dependent;
 
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.SessionAffinity;
 import ca.helu.pallas.operator.render.AgentPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.IntOrString;
@@ -55,6 +56,12 @@ public class AgentServicesDependentResource
 
   static Service desired(RenderedFleet fleet, AgentPod pod) {
     String agent = pod.agent().name();
+    // affinity set only when asked for: left out, the Service has Kubernetes' default (None), and
+    // taking it back out of an applied ClientIP restores that default
+    String affinity =
+        pod.agent().effectiveSessionAffinity() == SessionAffinity.CLIENT_IP
+            ? SessionAffinity.CLIENT_IP.wireName()
+            : null;
     return new ServiceBuilder()
         .withMetadata(
             Owners.metadata(
@@ -63,6 +70,7 @@ public class AgentServicesDependentResource
                 PallasNames.agentLabels(fleet.name(), agent)))
         .withNewSpec()
         .withType("ClusterIP")
+        .withSessionAffinity(affinity)
         .withSelector(PallasNames.agentSelector(fleet.name(), agent))
         .addNewPort()
         .withName(PallasNames.PORT_NAME)

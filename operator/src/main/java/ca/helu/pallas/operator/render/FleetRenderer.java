@@ -178,6 +178,7 @@ public final class FleetRenderer {
             null,
             null,
             null,
+            null,
             null));
     view.put("port", spec.portOf(agent));
     view.put("model", spec.modelOf(agent));

@@ -47,7 +47,7 @@ class DesiredTest {
                 agents:
                   - {name: tech_research, port: 23031, model: openai.x, replicas: 2,
                      resources: {requests: {cpu: "1"}, limits: {memory: 2Gi}}}
-                  - {name: coord, servers: [tech_research, tools]}
+                  - {name: coord, servers: [tech_research, tools], sessionAffinity: ClientIP}
               """,
               "t"),
           name -> Optional.of(Map.of("k", "digest")));
@@ -204,6 +204,13 @@ class DesiredTest {
     assertThat(s.getSpec().getPorts().get(0).getPort()).isEqualTo(23032);
     assertThat(s.getSpec().getPorts().get(0).getName()).isEqualTo(PallasNames.PORT_NAME);
     assertThat(s.getSpec().getSelector()).isEqualTo(PallasNames.agentSelector("fleet", "coord"));
+    assertThat(s.getSpec().getSessionAffinity()).isEqualTo("ClientIP");
+    assertThat(
+            AgentServicesDependentResource.desired(FLEET, FLEET.agents().get("tech_research"))
+                .getSpec()
+                .getSessionAffinity())
+        .as("Kubernetes' default, not applied")
+        .isNull();
   }
 
   @Test
