@@ -8,9 +8,10 @@
  * Programs are started by their full path (argv[0] too): PostgreSQL finds its own files from it,
  * and a name alone would make it search a PATH the pod may not set.
  *
- * Environment: PGDATA (default /var/lib/postgresql/data/pgdata, below the volume's root, which
- * may hold lost+found), POSTGRES_USER (default pallas), POSTGRES_PASSWORD_FILE (required on the
- * first start).
+ * Environment, as the official image reads it (the chart's StatefulSet sets it): PGDATA (default
+ * /var/lib/postgresql/data/pgdata, below the volume's root, which may hold lost+found),
+ * POSTGRES_USER (default pallas), POSTGRES_PASSWORD or POSTGRES_PASSWORD_FILE (one of them on the
+ * first start), POSTGRES_DB (a database created on the first start, besides "postgres").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,12 +53,80 @@ static void mkdirs(const char *path) {
   }
 }
 
-static void initdb(const char *data, const char *user) {
-  const char *password = getenv("POSTGRES_PASSWORD_FILE");
-  if (password == NULL) {
-    fprintf(stderr, "pg-entrypoint: %s is empty and POSTGRES_PASSWORD_FILE is not set\n", data);
+/* The superuser's password as a file for initdb: POSTGRES_PASSWORD_FILE, or POSTGRES_PASSWORD
+ * written to a file only this user reads (removed after initdb). */
+static const char *password_file(int *temporary) {
+  const char *file = getenv("POSTGRES_PASSWORD_FILE");
+  *temporary = 0;
+  if (file != NULL && file[0] != '\0') {
+    return file;
+  }
+  const char *password = getenv("POSTGRES_PASSWORD");
+  if (password == NULL || password[0] == '\0') {
+    fprintf(stderr, "pg-entrypoint: the data directory is empty and neither POSTGRES_PASSWORD nor"
+                    " POSTGRES_PASSWORD_FILE is set\n");
     exit(1);
   }
+  static char path[] = "/tmp/pg-entrypoint-pwXXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    fail("mkstemp");
+  }
+  size_t n = strlen(password);
+  if (write(fd, password, n) != (ssize_t)n || close(fd) != 0) {
+    fail(path);
+  }
+  *temporary = 1;
+  return path;
+}
+
+static void wait_ok(pid_t pid, const char *what) {
+  int status;
+  if (waitpid(pid, &status, 0) < 0) {
+    fail("waitpid");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "pg-entrypoint: %s failed\n", what);
+    exit(1);
+  }
+}
+
+/* CREATE DATABASE through PostgreSQL's single-user mode, before the server listens. */
+static void create_database(const char *data, const char *database) {
+  for (const char *c = database; *c; c++) {
+    if (*c == '"' || *c < ' ') {
+      fprintf(stderr, "pg-entrypoint: POSTGRES_DB holds a character it may not hold\n");
+      exit(1);
+    }
+  }
+  int in[2];
+  if (pipe(in) != 0) {
+    fail("pipe");
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    fail("fork");
+  }
+  if (pid == 0) {
+    dup2(in[0], 0);
+    close(in[0]);
+    close(in[1]);
+    execl(BIN "postgres", BIN "postgres", "--single", "-j", "-D", data, "postgres", (char *)NULL);
+    fail("exec postgres --single");
+  }
+  close(in[0]);
+  char sql[600];
+  int n = snprintf(sql, sizeof sql, "CREATE DATABASE \"%s\";\n\n", database);
+  if (n < 0 || (size_t)n >= sizeof sql || write(in[1], sql, (size_t)n) != n) {
+    fail("writing CREATE DATABASE");
+  }
+  close(in[1]);
+  wait_ok(pid, "CREATE DATABASE");
+}
+
+static void initdb(const char *data, const char *user) {
+  int temporary;
+  const char *password = password_file(&temporary);
   char pwfile[4200];
   snprintf(pwfile, sizeof pwfile, "--pwfile=%s", password);
   pid_t pid = fork();
@@ -69,13 +138,9 @@ static void initdb(const char *data, const char *user) {
           "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", (char *)NULL);
     fail("exec initdb");
   }
-  int status;
-  if (waitpid(pid, &status, 0) < 0) {
-    fail("waitpid");
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "pg-entrypoint: initdb failed\n");
-    exit(1);
+  wait_ok(pid, "initdb");
+  if (temporary) {
+    unlink(password);
   }
   char hba[4200];
   snprintf(hba, sizeof hba, "%s/pg_hba.conf", data);
@@ -98,6 +163,10 @@ int main(void) {
   if (stat(version, &st) != 0) {
     mkdirs(data);
     initdb(data, user);
+    const char *database = getenv("POSTGRES_DB");
+    if (database != NULL && database[0] != '\0' && strcmp(database, "postgres") != 0) {
+      create_database(data, database);
+    }
   }
   execl(BIN "postgres", BIN "postgres", "-D", data, "-c", "listen_addresses=*", "-c",
         "unix_socket_directories=/tmp", (char *)NULL);

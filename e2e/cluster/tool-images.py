@@ -132,8 +132,9 @@ def go_image(name, workdir=None):
 
 def postgres_image():
     """Debian's PostgreSQL server at the paths its binaries were built for, and pg-entrypoint.c
-    compiled statically: initdb on an empty volume, then postgres as PID 1, stopped with SIGINT
-    (fast shutdown) as the official image is."""
+    compiled statically: initdb on an empty volume (the official image's environment: POSTGRES_USER,
+    POSTGRES_PASSWORD or _FILE, POSTGRES_DB, PGDATA), then postgres as PID 1, stopped with SIGINT
+    (fast shutdown) as the official image is, and running as its user, 999."""
     versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
     if not versions:
         sys.exit("tool-images: PostgreSQL is not installed (apt-get install postgresql)")
@@ -187,18 +188,19 @@ def cache():
                         "images")
 
 
-def build(tag, image, out):
+def build(tag, image, out, user=(USER, "nonroot")):
     """The image at out/<name>.tar, from the cache when its inputs have not changed. image is
-    (config, the files it is made of, a function writing them into a layer)."""
+    (config, the files it is made of, a function writing them into a layer); user is the uid and
+    name it runs as."""
     began = time.monotonic()
     config, inputs, fill = image
-    key = digest(__file__, imagelib.__file__, *inputs)
+    key = digest(__file__, imagelib.__file__, *inputs) + f"-{user[0]}"
     name = tag.split(":")[0]
     cached = os.path.join(cache(), f"{name}-{key}.tar")
     state = "cached"
     if not os.path.exists(cached):
         layer = imagelib.Layer()
-        layer.users(USER, "nonroot")
+        layer.users(*user)
         fill(layer)
         data = layer.close()
         libs = imagelib.Layer()
@@ -207,7 +209,7 @@ def build(tag, image, out):
             subprocess.run(["tar", "-xf", "-", "-C", root], input=data, check=True)
             for lib in imagelib.linked_libraries(root):
                 libs.file(lib, lib)
-        config = dict(config, User=f"{USER}:{USER}",
+        config = dict(config, User=f"{user[0]}:{user[0]}",
                       Labels={"org.opencontainers.image.title": name})
         os.makedirs(cache(), exist_ok=True)
         imagelib.write_archive(cached, tag, [libs.close(), data], config,
@@ -234,7 +236,8 @@ def main():
     build(f"prometheus-operator:{operator}", go_image("prometheus-operator"), args.out)
     build(f"prometheus-config-reloader:{operator}", go_image("prometheus-config-reloader"),
           args.out)
-    build("pallas-postgres:test", postgres_image(), args.out)
+    # the official image's user, which the chart's StatefulSet runs as (runAsUser 999)
+    build("pallas-postgres:test", postgres_image(), args.out, user=(999, "postgres"))
 
 
 if __name__ == "__main__":
