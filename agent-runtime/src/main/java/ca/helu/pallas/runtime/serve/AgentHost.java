@@ -26,13 +26,12 @@ public final class AgentHost implements AutoCloseable {
   private final HttpHost http;
   private final HttpHost probes;
   private final AutoCloseable resources;
-  private final boolean handOverSessions;
+  private final DrainMode drainMode;
   private volatile boolean started;
 
   /**
    * @param resources closed after the server stops (downstream clients, health probes)
-   * @param handOverSessions behind a Service with other replicas: while draining, a call on an
-   *     existing session is answered "session gone" so the client starts a new one on a ready pod
+   * @param drainMode what a call that reaches this replica while it drains gets (DrainMode)
    * @param probePort where /livez and /readyz are answered too, and nothing else (null: nowhere)
    */
   public AgentHost(
@@ -45,19 +44,19 @@ public final class AgentHost implements AutoCloseable {
       AutoCloseable resources,
       Duration bodyTimeout,
       RequestPool pool,
-      boolean handOverSessions,
+      DrainMode drainMode,
       Integer probePort) {
     this.agent = agent;
     this.mcp = mcp;
     this.inFlight = inFlight;
     this.resources = resources;
-    this.handOverSessions = handOverSessions;
+    this.drainMode = drainMode;
     HttpHandler livez = HttpHost.probe(() -> true);
     HttpHandler readyz = HttpHost.probe(() -> started && !inFlight.draining());
     this.http =
         HttpHost.builder(bindAddress, port)
             .bodyTimeout(bodyTimeout)
-            .drain(new Drain(inFlight::draining, handOverSessions))
+            .drain(new Drain(inFlight::draining, drainMode == DrainMode.HAND_OVER))
             .limits(pool, mcp.sessions())
             .calls(mcp.calls())
             .servlet("/mcp", mcp.servlet())
@@ -124,7 +123,7 @@ public final class AgentHost implements AutoCloseable {
       http.awaitPostsDone(ANSWER_GRACE);
       done = false;
     }
-    if (handOverSessions) {
+    if (drainMode != DrainMode.REFUSE) {
       Thread.sleep(HAND_OVER_LINGER);
     }
     return done;

@@ -177,7 +177,10 @@ public final class Fleet implements AutoCloseable {
               agent.effectiveRequestParams(),
               loopMetrics(metrics),
               ToolSpecifications::of);
-      InFlight inFlight = new InFlight();
+      // behind a Service with a shared store, a draining pod serves what still reaches it; with
+      // its sessions in its own memory, it hands them over (docs/runtime.md, "Errors callers see")
+      boolean shared = options.cluster() && histories.shared();
+      InFlight inFlight = new InFlight(shared);
       metrics.sendMessagesInFlight(agent.name(), inFlight::calls);
       AgentMcpServer mcp =
           new AgentMcpServer(
@@ -205,7 +208,9 @@ public final class Fleet implements AutoCloseable {
               parts,
               options.bodyTimeout(),
               pool,
-              options.cluster(),
+              options.cluster()
+                  ? (shared ? DrainMode.SERVE : DrainMode.HAND_OVER)
+                  : DrainMode.REFUSE,
               options.probePort());
       listen(agent.name(), port, host);
       agents.put(agent.name(), host);

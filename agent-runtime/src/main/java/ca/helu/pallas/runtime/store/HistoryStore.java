@@ -23,6 +23,14 @@ public interface HistoryStore extends AutoCloseable {
     return SessionStores.inMemory();
   }
 
+  /**
+   * Whether every replica of an agent reads and writes the same histories and sessions here, so
+   * that any of them can serve a call another would (PostgreSQL), or only this process (memory).
+   */
+  default boolean shared() {
+    return false;
+  }
+
   /** What the store is, for logs and health: "memory", or the database's host, port and name. */
   String describe();
 

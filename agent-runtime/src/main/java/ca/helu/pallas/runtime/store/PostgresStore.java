@@ -106,6 +106,11 @@ public final class PostgresStore implements HistoryStore {
   }
 
   @Override
+  public boolean shared() {
+    return true;
+  }
+
+  @Override
   public SessionStores sessionStores() {
     return new SessionStores(new PostgresSessions(this), new PostgresEvents(this));
   }

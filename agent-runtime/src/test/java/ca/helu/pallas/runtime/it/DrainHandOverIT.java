@@ -3,7 +3,10 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.store.PostgresStore;
+import ca.helu.pallas.runtime.store.StoreConfig;
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.PostgresServer;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -19,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An agent pod (`serve --cluster`) that drains hands its sessions over instead of failing calls
@@ -26,9 +30,11 @@ import org.junit.jupiter.api.Test;
  * session is answered 404 "session gone" and a new initialize 503, each closing its connection, so
  * an MCP client starts a new session on a new connection, which a Service routes to a ready
  * replica. The running call's client, sending its next call at once on the same connection, is
- * handed over too.
+ * handed over too. With a store every replica shares, a draining pod serves what still reaches it,
+ * closing each connection (issue 17 §5): any replica could have served it.
  */
 class DrainHandOverIT {
+  @RegisterExtension static final PostgresServer PG = new PostgresServer();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -115,6 +121,88 @@ class DrainHandOverIT {
               "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"
                   + "{\"name\":\"send_message\",\"arguments\":{\"message\":\"next\"}}}");
       assertThat(next.statusCode()).isEqualTo(404);
+      drain.get(30, TimeUnit.SECONDS);
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  @Test
+  void aDrainingAgentPodWithASharedStoreServesWhatStillReachesItClosingEachConnection()
+      throws Exception {
+    String url = PG.newDatabase();
+    ExecutorService threads = Executors.newCachedThreadPool();
+    try (RunningFleet fleet =
+        RunningFleet.start(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: handover}
+            spec:
+              registry: {port: ${port:registry}}
+              defaultModel: slow
+              agents: [{name: a, port: ${port:a}, instanceScope: connection}]
+            """,
+            options -> options.withCluster(true),
+            metrics ->
+                new PostgresStore(
+                    StoreConfig.of(url, PostgresServer.USER, PostgresServer.PASSWORD),
+                    "handover",
+                    metrics::storeUp))) {
+      RawMcp running = RawMcp.open(fleet.mcpUrl("a"), null);
+      RawMcp idle = RawMcp.open(fleet.mcpUrl("a"), null);
+      CompletableFuture<JsonNode> call =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return running.callTool("send_message", Map.of("message", "in flight"));
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              },
+              threads);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() ->
+              fleet
+                  .metrics()
+                  .scrape()
+                  .contains("pallas_send_message_queue_seconds_count{agent=\"a\"} 1"));
+      CompletableFuture<Void> drain =
+          CompletableFuture.runAsync(() -> fleet.drain(Duration.ofSeconds(20)), threads);
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> HttpStatus.of(fleet.baseUrl("a") + "/readyz") == 503);
+
+      HttpResponse<String> served =
+          idle.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+                  + "{\"name\":\"send_message\",\"arguments\":{\"message\":\"still served\"}}}");
+      assertThat(served.statusCode()).isEqualTo(200);
+      assertThat(served.headers().firstValue("connection")).hasValue("close");
+      JsonNode answer = RawMcp.answer(served.body(), 7);
+      assertThat(answer.path("result").path("isError").asBoolean()).as(answer.toString()).isFalse();
+      assertThat(RawMcp.text(answer.path("result"))).isEqualTo("still served");
+
+      HttpResponse<String> initialize =
+          HTTP.send(
+              HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
+                  .header("Content-Type", "application/json")
+                  .header("Accept", "application/json, text/event-stream")
+                  .POST(
+                      HttpRequest.BodyPublishers.ofString(
+                          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                              + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                              + "\"clientInfo\":{\"name\":\"late\",\"version\":\"1\"}}}"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(initialize.statusCode()).isEqualTo(200);
+      assertThat(initialize.headers().firstValue("connection")).hasValue("close");
+      assertThat(initialize.headers().firstValue("mcp-session-id")).isPresent();
+
+      JsonNode result = call.get(30, TimeUnit.SECONDS);
+      assertThat(result.path("isError").asBoolean()).isFalse();
+      assertThat(RawMcp.text(result)).isEqualTo("in flight");
       drain.get(30, TimeUnit.SECONDS);
     } finally {
       threads.shutdownNow();

@@ -142,6 +142,20 @@ public final class RunningFleet implements AutoCloseable {
         null); // the store's own: PostgreSQL's sessions with PostgreSQL's histories
   }
 
+  /** A fleet served with options changed from the tests' defaults and its histories in a store. */
+  public static RunningFleet start(
+      String yaml,
+      UnaryOperator<ServeOptions> options,
+      Function<PallasMetrics, HistoryStore> store) {
+    return new RunningFleet(
+        withFreePorts(yaml),
+        Map.of(),
+        options.apply(ServeOptions.local().withBindAddress("127.0.0.1")),
+        DefaultAgentParts.Timings.DEFAULT,
+        store,
+        null);
+  }
+
   /** Replaces each distinct ${port:NAME} with a free port. */
   public static String withFreePorts(String yaml) {
     Matcher m = Pattern.compile("\\$\\{port:([a-z0-9_-]+)}").matcher(yaml);
