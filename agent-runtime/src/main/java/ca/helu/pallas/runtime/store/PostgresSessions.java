@@ -23,9 +23,10 @@ import org.slf4j.LoggerFactory;
  * judged in minutes, and a write per request would double each request's work on the database.
  *
  * <p>When the store fails, sessions degrade rather than fail (docs/runtime.md, "When the
- * conversation store fails"): a new session lives in this process only, one held here goes on, an
- * unknown one is not found (404, and its client initializes again). The store's failure shows in
- * get_health and pallas_store_up as for histories.
+ * conversation store fails"): a new session lives in this process only until the store works again
+ * (then it is written at its next use), one held here goes on, an unknown one is not found (404,
+ * and its client initializes again). The store's failure shows in get_health and pallas_store_up as
+ * for histories.
  */
 final class PostgresSessions implements SessionStore {
   private static final Logger LOG = LoggerFactory.getLogger(PostgresSessions.class);
@@ -34,6 +35,8 @@ final class PostgresSessions implements SessionStore {
   private final PostgresStore store;
   // when this process last wrote each session's use (System.nanoTime)
   private final Map<String, Long> written = new ConcurrentHashMap<>();
+  // sessions opened while the store failed: written at their next use once it works again
+  private final Map<String, StoredSession> unsaved = new ConcurrentHashMap<>();
 
   PostgresSessions(PostgresStore store) {
     this.store = store;
@@ -41,6 +44,13 @@ final class PostgresSessions implements SessionStore {
 
   @Override
   public void save(StoredSession session) {
+    if (!insert(session)) {
+      unsaved.put(key(session.agent(), session.id()), session);
+    }
+  }
+
+  /** Writes a new session; false when the store failed (logged). */
+  private boolean insert(StoredSession session) {
     try (Connection c = store.connection();
         PreparedStatement insert =
             c.prepareStatement(
@@ -57,8 +67,13 @@ final class PostgresSessions implements SessionStore {
       insert.setTimestamp(8, Timestamp.from(session.lastUsed()));
       insert.executeUpdate();
       written.put(key(session.agent(), session.id()), System.nanoTime());
+      return true;
     } catch (StoreException | SQLException e) {
-      LOG.warn("the MCP session of {} lives in this replica only: {}", session.agent(), reason(e));
+      LOG.warn(
+          "the MCP session of {} lives in this replica only until the store works: {}",
+          session.agent(),
+          reason(e));
+      return false;
     }
   }
 
@@ -95,6 +110,14 @@ final class PostgresSessions implements SessionStore {
   @Override
   public boolean touch(String agent, String id, Instant now) {
     String key = key(agent, id);
+    StoredSession opened = unsaved.get(key);
+    if (opened != null) {
+      // opened while the store failed: kept here, and written as soon as the store works
+      if (insert(opened)) {
+        unsaved.remove(key);
+      }
+      return true;
+    }
     Long last = written.get(key);
     if (last != null && System.nanoTime() - last < TOUCH_EVERY.toNanos()) {
       return true; // written a moment ago: still kept, as far as this replica can tell
@@ -123,6 +146,7 @@ final class PostgresSessions implements SessionStore {
   @Override
   public void delete(String agent, String id) {
     written.remove(key(agent, id));
+    unsaved.remove(key(agent, id));
     try (Connection c = store.connection();
         PreparedStatement delete =
             c.prepareStatement(

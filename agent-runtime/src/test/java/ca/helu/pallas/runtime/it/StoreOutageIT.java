@@ -110,6 +110,9 @@ class StoreOutageIT {
       McpSchema.CallToolResult served = McpClients.send(r, "send_message", "no history needed");
       assertThat(served.isError()).isFalse();
       assertThat(McpClients.text(served)).isEqualTo("no history needed");
+      // a session opened while the store is down lives in this replica, and on after the outage
+      McpSyncClient late = McpClients.connect(fleet.mcpUrl("r"));
+      assertThat(McpClients.send(late, "send_message", "opened during").isError()).isFalse();
 
       long start = System.nanoTime();
       McpSchema.CallToolResult refused = McpClients.send(s, "send_message", "during");
@@ -127,6 +130,10 @@ class StoreOutageIT {
 
       await().atMost(Duration.ofSeconds(15)).until(() -> storeUp(fleet).equals("1.0"));
       assertThat(health(s).path("status").asText()).isEqualTo("ok");
+      McpSchema.CallToolResult lateAfter = McpClients.send(late, "send_message", "after it");
+      assertThat(lateAfter.isError()).as(McpClients.text(lateAfter)).isFalse();
+      assertThat(McpClients.text(lateAfter)).isEqualTo("after it");
+      late.close();
       McpSchema.CallToolResult after = McpClients.send(s, "send_message", "after");
       assertThat(after.isError()).isFalse();
       assertThat(history(s, "s_history"))
