@@ -3,9 +3,9 @@ package ca.helu.pallas.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ca.helu.pallas.runtime.http.HttpHost;
-import ca.helu.pallas.runtime.mcp.session.InMemoryEventStore;
-import ca.helu.pallas.runtime.mcp.session.InMemorySessionStore;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
+import ca.helu.pallas.runtime.store.InMemoryEventStore;
+import ca.helu.pallas.runtime.store.InMemorySessionStore;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
