@@ -42,7 +42,8 @@ final class PostgresEvents implements EventStore {
       insert.setBoolean(7, event.last());
       insert.executeUpdate();
     } catch (StoreException | SQLException e) {
-      LOG.debug("an event of a stream of {} is not kept for resumption: {}", agent, reason(e));
+      LOG.debug(
+          "an event of a stream of {} is not kept for resumption: {}", agent, StoreFailures.of(e));
     }
   }
 
@@ -72,7 +73,7 @@ final class PostgresEvents implements EventStore {
       }
       return kept ? Optional.of(events) : Optional.empty();
     } catch (StoreException | SQLException e) {
-      LOG.debug("reading a stream of {} for resumption failed: {}", agent, reason(e));
+      LOG.debug("reading a stream of {} for resumption failed: {}", agent, StoreFailures.of(e));
       return Optional.empty();
     }
   }
@@ -90,11 +91,9 @@ final class PostgresEvents implements EventStore {
       delete.executeUpdate();
     } catch (StoreException | SQLException e) {
       LOG.debug(
-          "the events of an ended session of {} stay until they expire: {}", agent, reason(e));
+          "the events of an ended session of {} stay until they expire: {}",
+          agent,
+          StoreFailures.of(e));
     }
-  }
-
-  private static String reason(Exception e) {
-    return e instanceof StoreException ? e.getMessage() : StoreFailures.reason(e);
   }
 }

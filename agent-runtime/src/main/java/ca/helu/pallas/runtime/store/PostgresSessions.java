@@ -72,7 +72,7 @@ final class PostgresSessions implements SessionStore {
       LOG.warn(
           "the MCP session of {} lives in this replica only until the store works: {}",
           session.agent(),
-          reason(e));
+          StoreFailures.of(e));
       return false;
     }
   }
@@ -102,7 +102,7 @@ final class PostgresSessions implements SessionStore {
                 row.getTimestamp(5).toInstant()));
       }
     } catch (StoreException | SQLException e) {
-      LOG.debug("looking up an MCP session of {} failed: {}", agent, reason(e));
+      LOG.debug("looking up an MCP session of {} failed: {}", agent, StoreFailures.of(e));
       return Optional.empty();
     }
   }
@@ -138,7 +138,7 @@ final class PostgresSessions implements SessionStore {
       written.put(key, System.nanoTime());
       return true;
     } catch (StoreException | SQLException e) {
-      LOG.debug("noting a use of an MCP session of {} failed: {}", agent, reason(e));
+      LOG.debug("noting a use of an MCP session of {} failed: {}", agent, StoreFailures.of(e));
       return true; // held here, it goes on; the store's failure shows in health
     }
   }
@@ -156,7 +156,7 @@ final class PostgresSessions implements SessionStore {
       delete.setString(3, id);
       delete.executeUpdate();
     } catch (StoreException | SQLException e) {
-      LOG.warn("an ended MCP session of {} stays until it expires: {}", agent, reason(e));
+      LOG.warn("an ended MCP session of {} stays until it expires: {}", agent, StoreFailures.of(e));
     }
   }
 
@@ -178,7 +178,7 @@ final class PostgresSessions implements SessionStore {
         }
       }
     } catch (StoreException | SQLException e) {
-      LOG.debug("expiring MCP sessions of {} failed: {}", agent, reason(e));
+      LOG.debug("expiring MCP sessions of {} failed: {}", agent, StoreFailures.of(e));
     }
     // what this process wrote long ago belongs to sessions gone elsewhere
     long old = System.nanoTime() - 2 * Duration.between(cutoff, Instant.now()).toNanos();
@@ -188,9 +188,5 @@ final class PostgresSessions implements SessionStore {
 
   private static String key(String agent, String id) {
     return agent + '\n' + id;
-  }
-
-  private static String reason(Exception e) {
-    return e instanceof StoreException ? e.getMessage() : StoreFailures.reason(e);
   }
 }

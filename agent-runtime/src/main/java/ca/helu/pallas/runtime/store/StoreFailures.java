@@ -59,4 +59,9 @@ final class StoreFailures {
     }
     return migrating ? "its schema could not be migrated" : "unexpected failure";
   }
+
+  /** A store exception's own message (it names the store), else {@link #reason} of the failure. */
+  static String of(Exception e) {
+    return e instanceof StoreException ? e.getMessage() : reason(e);
+  }
 }
