@@ -41,43 +41,11 @@ class DrainHandOverIT {
   @Test
   void aDrainingAgentPodSendsNewCallsToAnotherReplica() throws Exception {
     ExecutorService threads = Executors.newCachedThreadPool();
-    try (RunningFleet fleet =
-        RunningFleet.start(
-            """
-            apiVersion: pallas.helu.ca/v1alpha1
-            kind: PallasDeployment
-            metadata: {name: handover}
-            spec:
-              registry: {port: ${port:registry}}
-              defaultModel: slow
-              agents: [{name: a, port: ${port:a}, instanceScope: connection}]
-            """,
-            options -> options.withCluster(true))) {
+    try (RunningFleet fleet = RunningFleet.start(MANIFEST, options -> options.withCluster(true))) {
       RawMcp running = RawMcp.open(fleet.mcpUrl("a"), null);
       RawMcp idle = RawMcp.open(fleet.mcpUrl("a"), null);
-      CompletableFuture<JsonNode> call =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return running.callTool("send_message", Map.of("message", "in flight"));
-                } catch (Exception e) {
-                  throw new IllegalStateException(e);
-                }
-              },
-              threads);
-      // the call has its turn (the slow model then takes 3 s)
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(() ->
-              fleet
-                  .metrics()
-                  .scrape()
-                  .contains("pallas_send_message_queue_seconds_count{agent=\"a\"} 1"));
-      CompletableFuture<Void> drain =
-          CompletableFuture.runAsync(() -> fleet.drain(Duration.ofSeconds(10)), threads);
-      await()
-          .atMost(Duration.ofSeconds(5))
-          .until(() -> HttpStatus.of(fleet.baseUrl("a") + "/readyz") == 503);
+      CompletableFuture<JsonNode> call = callInFlight(running, threads);
+      CompletableFuture<Void> drain = drainOnceItsTurnRuns(fleet, Duration.ofSeconds(10), threads);
 
       HttpResponse<String> gone =
           idle.post(
@@ -93,18 +61,7 @@ class DrainHandOverIT {
               "Not Found: this replica is shutting down and its sessions end with it;"
                   + " initialize a new session");
 
-      HttpResponse<String> initialize =
-          HTTP.send(
-              HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
-                  .header("Content-Type", "application/json")
-                  .header("Accept", "application/json, text/event-stream")
-                  .POST(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-                              + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                              + "\"clientInfo\":{\"name\":\"late\",\"version\":\"1\"}}}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> initialize = initialize(fleet.mcpUrl("a"));
       assertThat(initialize.statusCode()).isEqualTo(503);
       assertThat(initialize.headers().firstValue("retry-after")).hasValue("1");
       assertThat(initialize.headers().firstValue("connection")).hasValue("close");
@@ -134,15 +91,7 @@ class DrainHandOverIT {
     ExecutorService threads = Executors.newCachedThreadPool();
     try (RunningFleet fleet =
         RunningFleet.start(
-            """
-            apiVersion: pallas.helu.ca/v1alpha1
-            kind: PallasDeployment
-            metadata: {name: handover}
-            spec:
-              registry: {port: ${port:registry}}
-              defaultModel: slow
-              agents: [{name: a, port: ${port:a}, instanceScope: connection}]
-            """,
+            MANIFEST,
             options -> options.withCluster(true),
             metrics ->
                 new PostgresStore(
@@ -151,28 +100,8 @@ class DrainHandOverIT {
                     metrics::storeUp))) {
       RawMcp running = RawMcp.open(fleet.mcpUrl("a"), null);
       RawMcp idle = RawMcp.open(fleet.mcpUrl("a"), null);
-      CompletableFuture<JsonNode> call =
-          CompletableFuture.supplyAsync(
-              () -> {
-                try {
-                  return running.callTool("send_message", Map.of("message", "in flight"));
-                } catch (Exception e) {
-                  throw new IllegalStateException(e);
-                }
-              },
-              threads);
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(() ->
-              fleet
-                  .metrics()
-                  .scrape()
-                  .contains("pallas_send_message_queue_seconds_count{agent=\"a\"} 1"));
-      CompletableFuture<Void> drain =
-          CompletableFuture.runAsync(() -> fleet.drain(Duration.ofSeconds(20)), threads);
-      await()
-          .atMost(Duration.ofSeconds(5))
-          .until(() -> HttpStatus.of(fleet.baseUrl("a") + "/readyz") == 503);
+      CompletableFuture<JsonNode> call = callInFlight(running, threads);
+      CompletableFuture<Void> drain = drainOnceItsTurnRuns(fleet, Duration.ofSeconds(20), threads);
 
       HttpResponse<String> served =
           idle.post(
@@ -184,18 +113,7 @@ class DrainHandOverIT {
       assertThat(answer.path("result").path("isError").asBoolean()).as(answer.toString()).isFalse();
       assertThat(RawMcp.text(answer.path("result"))).isEqualTo("still served");
 
-      HttpResponse<String> initialize =
-          HTTP.send(
-              HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
-                  .header("Content-Type", "application/json")
-                  .header("Accept", "application/json, text/event-stream")
-                  .POST(
-                      HttpRequest.BodyPublishers.ofString(
-                          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-                              + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                              + "\"clientInfo\":{\"name\":\"late\",\"version\":\"1\"}}}"))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> initialize = initialize(fleet.mcpUrl("a"));
       assertThat(initialize.statusCode()).isEqualTo(200);
       assertThat(initialize.headers().firstValue("connection")).hasValue("close");
       assertThat(initialize.headers().firstValue("mcp-session-id")).isPresent();
@@ -207,5 +125,61 @@ class DrainHandOverIT {
     } finally {
       threads.shutdownNow();
     }
+  }
+
+  private static final String MANIFEST =
+      """
+      apiVersion: pallas.helu.ca/v1alpha1
+      kind: PallasDeployment
+      metadata: {name: handover}
+      spec:
+        registry: {port: ${port:registry}}
+        defaultModel: slow
+        agents: [{name: a, port: ${port:a}, instanceScope: connection}]
+      """;
+
+  /** A call on {@code session}, running (the slow model takes 3 s per turn). */
+  private static CompletableFuture<JsonNode> callInFlight(RawMcp session, ExecutorService threads) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return session.callTool("send_message", Map.of("message", "in flight"));
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        threads);
+  }
+
+  /** Once the call in flight has its turn, drains the fleet; returns when it is not ready. */
+  private static CompletableFuture<Void> drainOnceItsTurnRuns(
+      RunningFleet fleet, Duration timeout, ExecutorService threads) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() ->
+            fleet
+                .metrics()
+                .scrape()
+                .contains("pallas_send_message_queue_seconds_count{agent=\"a\"} 1"));
+    CompletableFuture<Void> drain = CompletableFuture.runAsync(() -> fleet.drain(timeout), threads);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> HttpStatus.of(fleet.baseUrl("a") + "/readyz") == 503);
+    return drain;
+  }
+
+  /** A new client's initialize. */
+  private static HttpResponse<String> initialize(String url) throws Exception {
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create(url))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                        + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                        + "\"clientInfo\":{\"name\":\"late\",\"version\":\"1\"}}}"))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 }
