@@ -258,15 +258,11 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       initialize(request, response, r);
       return;
     }
-    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
-    if (id == null || id.isBlank()) {
-      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
-      return;
-    }
-    McpStreamableServerSession session = session(id, response);
+    McpStreamableServerSession session = session(request, response);
     if (session == null) {
       return;
     }
+    String id = session.getId();
     McpTransportContext transportContext = context.apply(request);
     try {
       switch (message) {
@@ -303,11 +299,16 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   }
 
   /**
-   * The session with this id, held here or re-created from the store; null when there is none (then
-   * the client has been answered).
+   * The session the request's Mcp-Session-Id names, held here or re-created from the store; null
+   * when the header is missing or there is no such session (then the client has been answered).
    */
-  private McpStreamableServerSession session(String id, HttpServletResponse response)
-      throws IOException {
+  private McpStreamableServerSession session(
+      HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
+    if (id == null || id.isBlank()) {
+      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
+      return null;
+    }
     McpStreamableServerSession session;
     try {
       session = sessions.use(id, this::restore);
@@ -435,15 +436,11 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, ACCEPT_GET);
       return;
     }
-    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
-    if (id == null || id.isBlank()) {
-      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
-      return;
-    }
-    McpStreamableServerSession session = session(id, response);
+    McpStreamableServerSession session = session(request, response);
     if (session == null) {
       return;
     }
+    String id = session.getId();
     String lastEventId = request.getHeader("Last-Event-ID");
     if (lastEventId != null && resumption.resume(request, response, id, lastEventId)) {
       return;
@@ -457,15 +454,11 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   }
 
   private void delete(HttpServletRequest request, HttpServletResponse response) throws IOException {
-    String id = request.getHeader(HttpHeaders.MCP_SESSION_ID);
-    if (id == null || id.isBlank()) {
-      refuse(response, 400, McpSchema.ErrorCodes.INVALID_REQUEST, NEEDS_SESSION);
-      return;
-    }
-    McpStreamableServerSession session = session(id, response);
+    McpStreamableServerSession session = session(request, response);
     if (session == null) {
       return;
     }
+    String id = session.getId();
     sessions.remove(id);
     events.forget(agent, id);
     session
