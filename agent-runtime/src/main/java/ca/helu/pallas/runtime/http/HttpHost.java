@@ -40,17 +40,20 @@ public final class HttpHost implements AutoCloseable {
   private final DeploymentManager deployment;
   private final AtomicInteger posts;
   private final ConnectionCap connections;
+  private final KeptConnections kept;
   private boolean closed;
 
   private HttpHost(
       Undertow undertow,
       DeploymentManager deployment,
       AtomicInteger posts,
-      ConnectionCap connections) {
+      ConnectionCap connections,
+      KeptConnections kept) {
     this.undertow = undertow;
     this.deployment = deployment;
     this.posts = posts;
     this.connections = connections;
+    this.kept = kept;
   }
 
   /**
@@ -82,6 +85,28 @@ public final class HttpHost implements AutoCloseable {
   /** The connections open on this listener; 0 when its connections are not capped. */
   public long openConnections() {
     return connections.open();
+  }
+
+  /**
+   * A connection left idle this long by a draining replica's client is closed: a client that goes
+   * on with its conversation sends sooner, on a connection its answer closes.
+   */
+  static final Duration IDLE_WHILE_DRAINING = Duration.ofSeconds(1);
+
+  /**
+   * Waits until the listener holds no connection open, up to {@code timeout}, closing those left
+   * idle for {@link #IDLE_WHILE_DRAINING} (KeptConnections); true if none is left.
+   */
+  public boolean awaitConnectionsClosed(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (connections.open() > 0) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      kept.closeIdle(IDLE_WHILE_DRAINING);
+      Thread.sleep(50);
+    }
+    return true;
   }
 
   /** The port actually bound (useful with port 0). */
@@ -322,6 +347,7 @@ public final class HttpHost implements AutoCloseable {
             routed.handleRequest(exchange);
           });
       int cores = Runtime.getRuntime().availableProcessors();
+      KeptConnections kept = new KeptConnections();
       Undertow.Builder undertow =
           Undertow.builder()
               .addHttpListener(port, bindAddress)
@@ -341,8 +367,8 @@ public final class HttpHost implements AutoCloseable {
               // keep-alive connection, loses the connection (docs/runtime.md, limits)
               .setServerOption(UndertowOptions.REQUEST_PARSE_TIMEOUT, (int) bodyTimeout.toMillis())
               .setServerOption(UndertowOptions.NO_REQUEST_TIMEOUT, KEEP_ALIVE_IDLE_MILLIS)
-              .setHandler(connections.guard(paths, healthPaths, servletPath));
-      return new HttpHost(connections.applyTo(undertow).build(), manager, posts, connections);
+              .setHandler(kept.track(connections.guard(paths, healthPaths, servletPath)));
+      return new HttpHost(connections.applyTo(undertow).build(), manager, posts, connections, kept);
     }
   }
 }

@@ -250,6 +250,11 @@ public final class AgentMcpServer implements AutoCloseable {
     return transport.sessions();
   }
 
+  /** Ends the GET streams clients listen on (StreamableHttpTransport#endListeningStreams). */
+  public void endListeningStreams() {
+    transport.endListeningStreams();
+  }
+
   /**
    * The servlet that serves /mcp: the SDK's transport, noting when each session was last used,
    * registering each request in flight with its session and JSON-RPC id (so that it can be

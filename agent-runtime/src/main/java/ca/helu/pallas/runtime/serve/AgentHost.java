@@ -109,24 +109,37 @@ public final class AgentHost implements AutoCloseable {
    */
   static final Duration HAND_OVER_LINGER = Duration.ofSeconds(1);
 
-  /** Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. */
+  /**
+   * Stops taking calls, waits for running ones up to {@code timeout}; true if all finished. Serving
+   * while draining (DrainMode SERVE), it then ends the GET streams and waits for every client to
+   * have moved to another replica (each response closes its connection), serving what still comes
+   * meanwhile: closing with a connection open would fail the request that a client is sending on it
+   * (issue 17 §5: "Service Unavailable: this server is shutting down" under load).
+   */
   public boolean drain(Duration timeout) throws InterruptedException {
-    long start = System.nanoTime();
+    long deadline = System.nanoTime() + timeout.toNanos();
     boolean turnsDone = inFlight.drain(timeout);
+    if (turnsDone && drainMode == DrainMode.SERVE) {
+      mcp.endListeningStreams();
+      turnsDone = http.awaitConnectionsClosed(left(deadline));
+    }
     boolean done;
     if (turnsDone) {
-      Duration left = timeout.minusNanos(System.nanoTime() - start);
-      done = http.awaitPostsDone(left.isNegative() ? Duration.ZERO : left);
+      done = http.awaitPostsDone(left(deadline));
     } else {
       // the deadline passed: answer the calls still queued or running before closing
       inFlight.expire();
       http.awaitPostsDone(ANSWER_GRACE);
       done = false;
     }
-    if (drainMode != DrainMode.REFUSE) {
+    if (drainMode == DrainMode.HAND_OVER) {
       Thread.sleep(HAND_OVER_LINGER);
     }
     return done;
+  }
+
+  private static Duration left(long deadline) {
+    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
   }
 
   /** Closes both listeners; the MCP server and the resources are left as they are. */

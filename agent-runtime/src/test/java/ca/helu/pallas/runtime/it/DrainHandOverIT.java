@@ -87,17 +87,8 @@ class DrainHandOverIT {
   @Test
   void aDrainingAgentPodWithASharedStoreServesWhatStillReachesItClosingEachConnection()
       throws Exception {
-    String url = PG.newDatabase();
     ExecutorService threads = Executors.newCachedThreadPool();
-    try (RunningFleet fleet =
-        RunningFleet.start(
-            MANIFEST,
-            options -> options.withCluster(true),
-            metrics ->
-                new PostgresStore(
-                    StoreConfig.of(url, PostgresServer.USER, PostgresServer.PASSWORD),
-                    "handover",
-                    metrics::storeUp))) {
+    try (RunningFleet fleet = withSharedStore()) {
       RawMcp running = RawMcp.open(fleet.mcpUrl("a"), null);
       RawMcp idle = RawMcp.open(fleet.mcpUrl("a"), null);
       CompletableFuture<JsonNode> call = callInFlight(running, threads);
@@ -127,6 +118,54 @@ class DrainHandOverIT {
     }
   }
 
+  /**
+   * Serving while it drains, a replica closes only once its clients have moved: it ends the GET
+   * stream a client listens on (closing its connection), and a client that sends its next call on
+   * the connection it kept alive from before the drain is answered, not refused because the replica
+   * closed under it (issue 17 §5: "Service Unavailable: this server is shutting down").
+   */
+  @Test
+  void aDrainingAgentPodWithASharedStoreClosesOnlyOnceItsClientsHaveMoved() throws Exception {
+    ExecutorService threads = Executors.newCachedThreadPool();
+    try (HttpClient listener =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        RunningFleet fleet = withSharedStore()) {
+      // the session's initialize leaves its connection alive and idle in the client's pool
+      RawMcp client = RawMcp.open(fleet.mcpUrl("a"), null);
+      HttpResponse<java.util.stream.Stream<String>> stream =
+          listener.send(
+              HttpRequest.newBuilder(URI.create(fleet.mcpUrl("a")))
+                  .header("Accept", "text/event-stream")
+                  .header("Mcp-Session-Id", client.session())
+                  .GET()
+                  .build(),
+              HttpResponse.BodyHandlers.ofLines());
+      assertThat(stream.statusCode()).isEqualTo(200);
+      CompletableFuture<Long> streamEnded =
+          CompletableFuture.supplyAsync(() -> stream.body().count(), threads);
+
+      CompletableFuture<Void> drain =
+          CompletableFuture.runAsync(() -> fleet.drain(Duration.ofSeconds(20)), threads);
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> HttpStatus.of(fleet.baseUrl("a") + "/readyz") == 503);
+      streamEnded.get(10, TimeUnit.SECONDS);
+      assertThat(drain).as("the drain waits for the connection its client kept").isNotDone();
+
+      HttpResponse<String> served =
+          client.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":"
+                  + "{\"name\":\"send_message\",\"arguments\":{\"message\":\"after\"}}}");
+      assertThat(served.statusCode()).as(served.body()).isEqualTo(200);
+      assertThat(served.headers().firstValue("connection")).hasValue("close");
+      assertThat(RawMcp.text(RawMcp.answer(served.body(), 9).path("result"))).isEqualTo("after");
+      // that was its last connection: the drain ends well before its deadline
+      drain.get(10, TimeUnit.SECONDS);
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
   private static final String MANIFEST =
       """
       apiVersion: pallas.helu.ca/v1alpha1
@@ -137,6 +176,19 @@ class DrainHandOverIT {
         defaultModel: slow
         agents: [{name: a, port: ${port:a}, instanceScope: connection}]
       """;
+
+  /** The fleet as an agent pod serves it, its sessions and conversations in PostgreSQL. */
+  private static RunningFleet withSharedStore() throws Exception {
+    String url = PG.newDatabase();
+    return RunningFleet.start(
+        MANIFEST,
+        options -> options.withCluster(true),
+        metrics ->
+            new PostgresStore(
+                StoreConfig.of(url, PostgresServer.USER, PostgresServer.PASSWORD),
+                "handover",
+                metrics::storeUp));
+  }
 
   /** A call on {@code session}, running (the slow model takes 3 s per turn). */
   private static CompletableFuture<JsonNode> callInFlight(RawMcp session, ExecutorService threads) {

@@ -28,7 +28,9 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -66,6 +68,10 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   private final ServerTransportSecurityValidator origins;
   private final Function<HttpServletRequest, McpTransportContext> context;
   private final LiveSessions sessions;
+
+  /** The GET streams open now. */
+  private final Set<SseConnection> listeners = ConcurrentHashMap.newKeySet();
+
   private final String agent;
   private final EventStore events;
   private final Resumption resumption;
@@ -450,7 +456,22 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     SseConnection connection = new SseConnection(agent, id, newStreamId(), null, json, sink);
     McpStreamableServerSession.McpStreamableServerSessionStream listening =
         session.listeningStream(connection);
-    SseConnection.whenEnded(sink.async(), listening::releaseTransport);
+    listeners.add(connection);
+    SseConnection.whenEnded(
+        sink.async(),
+        () -> {
+          listeners.remove(connection);
+          listening.releaseTransport();
+        });
+  }
+
+  /**
+   * Ends every GET stream a client listens on: a replica that drains while serving (DrainMode
+   * SERVE) closes every connection it holds, and a listening client reconnects through the Service
+   * to a ready replica (docs/runtime.md, "Errors callers see").
+   */
+  public void endListeningStreams() {
+    listeners.forEach(SseConnection::close);
   }
 
   private void delete(HttpServletRequest request, HttpServletResponse response) throws IOException {
