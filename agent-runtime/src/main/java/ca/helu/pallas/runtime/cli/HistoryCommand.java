@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.cli;
 
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.store.HistoryAdmin;
+import ca.helu.pallas.runtime.store.PostgresStore;
 import ca.helu.pallas.runtime.store.StoreConfig;
 import ca.helu.pallas.runtime.store.StoreException;
 import java.io.PrintStream;
@@ -18,6 +19,7 @@ final class HistoryCommand implements Command {
   private final Logging.Format logFormat = Logging.Format.auto;
   private final PrintStream out;
   String store;
+  String namespace;
   String deployment;
   String agent;
   String session;
@@ -37,6 +39,11 @@ final class HistoryCommand implements Command {
                 + " credentials from PALLAS_STORE_USERNAME and PALLAS_STORE_PASSWORD",
             v -> store = v)
         .value("--deployment", "NAME", "The PallasDeployment (metadata.name)", v -> deployment = v)
+        .value(
+            "--namespace",
+            "NAMESPACE",
+            "Its namespace, for a fleet on a cluster (none for a local serve's manifest without one)",
+            v -> namespace = v)
         .value("--agent", "NAME", "The agent", v -> agent = v)
         .value(
             "--session",
@@ -72,7 +79,8 @@ final class HistoryCommand implements Command {
       return 2;
     }
     try {
-      int deleted = new HistoryAdmin(config).delete(deployment, agent, all ? null : session);
+      String fleet = PostgresStore.fleetKey(namespace, deployment);
+      int deleted = new HistoryAdmin(config).delete(fleet, agent, all ? null : session);
       out.println(
           "deleted "
               + deleted
@@ -80,7 +88,7 @@ final class HistoryCommand implements Command {
               + " of agent "
               + agent
               + " in "
-              + deployment
+              + fleet
               + " from "
               + config.describe());
       return 0;

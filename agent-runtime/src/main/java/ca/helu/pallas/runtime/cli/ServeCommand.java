@@ -257,7 +257,10 @@ final class ServeCommand implements Command {
     HistoryStore histories =
         storeConfig == null
             ? new MemoryHistoryStore()
-            : new PostgresStore(storeConfig, deployment.name(), metrics::storeUp);
+            : new PostgresStore(
+                storeConfig,
+                PostgresStore.fleetKey(deployment.getMetadata().getNamespace(), deployment.name()),
+                metrics::storeUp);
     LOG.info("conversation histories: {}", histories.describe());
     DefaultAgentParts parts =
         new DefaultAgentParts(

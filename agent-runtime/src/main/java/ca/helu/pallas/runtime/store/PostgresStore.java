@@ -48,10 +48,20 @@ public final class PostgresStore implements HistoryStore {
   private volatile String problem;
 
   /**
+   * A fleet's key in the store: {@code NAMESPACE/NAME} for a manifest with a namespace (the one the
+   * operator renders into an agent pod), its name alone for one without (local {@code serve}), so
+   * fleets of one name in two namespaces sharing a database keep their conversations apart (docs/
+   * configuration.md, "The conversation store").
+   */
+  public static String fleetKey(String namespace, String name) {
+    return namespace == null || namespace.isBlank() ? name : namespace + "/" + name;
+  }
+
+  /**
    * Opens the pool and starts checking the store; returns at once even when it cannot be reached.
    *
-   * @param deployment the PallasDeployment whose conversations these are (one database may hold
-   *     several deployments')
+   * @param deployment the PallasDeployment whose conversations these are, by {@link #fleetKey} (one
+   *     database may hold several deployments')
    * @param upListener told after each check whether the store works (pallas_store_up)
    */
   public PostgresStore(StoreConfig config, String deployment, Consumer<Boolean> upListener) {

@@ -181,6 +181,54 @@ class StoreCliIT {
         .contains("conversation histories: PostgreSQL 127.0.0.1:" + PG.port());
   }
 
+  /**
+   * Two fleets of one name in two namespaces (the manifests the operator renders carry their
+   * namespace) on one database keep their conversations apart, and `history delete --namespace`
+   * deletes one namespace's only.
+   */
+  @Test
+  void fleetsOfOneNameInTwoNamespacesKeepTheirConversationsApart() throws Exception {
+    String local = Files.readString(file);
+    for (String namespace : List.of("team-a", "team-b")) {
+      Files.writeString(
+          file,
+          local.replace(
+              "metadata: {name: durable}",
+              "metadata: {name: durable, namespace: " + namespace + "}"));
+      Process p = serve(namespace + ".log");
+      try {
+        RawMcp session = RawMcp.open(mcp(shared), null);
+        session.callTool("send_message", Map.of("message", "in " + namespace));
+        assertThat(history(session, "s")).containsExactly("in " + namespace, "in " + namespace);
+      } finally {
+        stop(p);
+      }
+    }
+    assertThat(count("SELECT count(*) FROM pallas_conversation")).isEqualTo(2);
+
+    Process delete =
+        run(
+            "delete-namespace.log",
+            "history",
+            "delete",
+            "--store",
+            url,
+            "--namespace",
+            "team-a",
+            "--deployment",
+            "durable",
+            "--agent",
+            "s",
+            "--all");
+    assertThat(delete.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(Files.readString(dir.resolve("delete-namespace.log")))
+        .contains("deleted 1 conversation of agent s in team-a/durable from PostgreSQL");
+    assertThat(
+            count("SELECT count(*) FROM pallas_conversation WHERE deployment = 'team-b/durable'"))
+        .isEqualTo(1);
+    assertThat(count("SELECT count(*) FROM pallas_conversation")).isEqualTo(1);
+  }
+
   @Test
   void aStoreUrlWithAPasswordIsRefused() throws Exception {
     Process p = run("refused.log", "serve", "-f", file.toString(), "--store", url + "?password=x1");
