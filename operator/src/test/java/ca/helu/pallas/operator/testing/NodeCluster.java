@@ -111,14 +111,13 @@ public final class NodeCluster {
    */
   public String installFromReadme() throws Exception {
     String helm = sh(Readme.block("## Run it on a cluster").get(0), Duration.ofMinutes(6)).ok();
-    kubectl(
-        "rollout",
-        "status",
-        "deployment/pallas-pallas-operator",
-        "--namespace",
-        "pallas-system",
-        "--timeout=300s");
+    awaitRollout("deployment/pallas-pallas-operator");
     return helm;
+  }
+
+  /** `kubectl rollout status` of a workload of the chart's namespace, pallas-system. */
+  public void awaitRollout(String workload) throws Exception {
+    kubectl("rollout", "status", workload, "--namespace", "pallas-system", "--timeout=300s");
   }
 
   /** Imports more images into the node's containerd (`cluster.sh load`). */
