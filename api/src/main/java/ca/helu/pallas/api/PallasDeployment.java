@@ -35,6 +35,12 @@ import io.fabric8.kubernetes.model.annotation.Version;
     name = "Registry URL",
     jsonPath = ".status.registryUrl",
     getDescription = "Where Daedalus finds every agent")
+// only with -o wide: a handshake's result, not a state users watch at every `kubectl get`
+@AdditionalPrinterColumn(
+    name = "Verified",
+    jsonPath = ".status.conditions[?(@.type==\"Verified\")].status",
+    getDescription = "Every agent's MCP endpoint answered initialize and tools/list",
+    priority = 1)
 @AdditionalPrinterColumn(
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",

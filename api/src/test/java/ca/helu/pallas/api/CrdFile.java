@@ -22,7 +22,7 @@ public final class CrdFile {
 
   /** kubectl shows the columns in this order; the generator sorts them by JSON path. */
   private static final List<String> COLUMN_ORDER =
-      List.of("Ready", "Agents", "Registry URL", "Age");
+      List.of("Ready", "Agents", "Registry URL", "Verified", "Age");
 
   private CrdFile() {}
 
@@ -53,7 +53,7 @@ public final class CrdFile {
    * generator has no annotation for {@code x-kubernetes-list-type}, so it is set here.
    */
   private static final List<List<String>> CONDITION_LISTS =
-      List.of(List.of("status", "conditions"));
+      List.of(List.of("status", "conditions"), List.of("status", "agents", "[]", "conditions"));
 
   /**
    * Orders the printer columns, drops rules the generator reads twice (field and accessor) and
