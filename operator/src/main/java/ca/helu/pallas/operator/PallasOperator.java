@@ -73,7 +73,7 @@ public final class PallasOperator implements AutoCloseable {
         config.verifyInterval().isZero()
             ? null
             : new AgentVerifier(
-                endpoints, McpHandshake::run, config.verifyInterval(), Clock.systemUTC());
+                endpoints, new McpHandshake(), config.verifyInterval(), Clock.systemUTC());
     operator.register(
         new PallasDeploymentReconciler(config, new Events(client), Clock.systemUTC(), verifier),
         o -> {

@@ -19,7 +19,6 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * Keeps every agent's {@link Verification} fresh, off the reconcile threads (docs/status.md,
@@ -42,7 +41,7 @@ public final class AgentVerifier implements AutoCloseable {
   private static final int THREADS = 4;
 
   private final AgentEndpoints endpoints;
-  private final Function<URI, Verification> handshake;
+  private final McpHandshake handshake;
   private final Duration interval;
   private final Clock clock;
   private final ScheduledExecutorService scheduler;
@@ -52,14 +51,11 @@ public final class AgentVerifier implements AutoCloseable {
 
   /**
    * @param endpoints where an agent's MCP endpoint is
-   * @param handshake asks one endpoint ({@link McpHandshake#run})
+   * @param handshake asks one endpoint; closed with this verifier
    * @param interval how often an agent that answered is asked again
    */
   public AgentVerifier(
-      AgentEndpoints endpoints,
-      Function<URI, Verification> handshake,
-      Duration interval,
-      Clock clock) {
+      AgentEndpoints endpoints, McpHandshake handshake, Duration interval, Clock clock) {
     this.endpoints = endpoints;
     this.handshake = handshake;
     this.interval = interval;
@@ -132,7 +128,7 @@ public final class AgentVerifier implements AutoCloseable {
       }
       uri = e.endpoint;
     }
-    Verification v = handshake.apply(uri);
+    Verification v = handshake.run(uri);
     boolean changed;
     Duration next;
     synchronized (e) {
@@ -181,6 +177,7 @@ public final class AgentVerifier implements AutoCloseable {
   @Override
   public void close() {
     scheduler.shutdownNow();
+    handshake.close();
   }
 
   private record Key(ResourceID fleet, String agent) {}

@@ -5,6 +5,7 @@ import ca.helu.pallas.operator.status.Verification;
 import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.client.transport.McpHttpClientTransportAuthorizationException;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpTransportException;
@@ -12,6 +13,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
@@ -28,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * failure is worded by its type, never from the SDK's message, which may quote the answer or name
  * library classes.
  */
-public final class McpHandshake {
+public final class McpHandshake implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(McpHandshake.class);
 
   /** Each step's limit, as the runtime's downstream probe (docs/runtime.md, "Health"). */
@@ -43,15 +45,19 @@ public final class McpHandshake {
   private static final McpSchema.Implementation CLIENT =
       new McpSchema.Implementation("pallas-operator", "1.0.0");
 
-  private McpHandshake() {}
+  // one client for every handshake (SharedHttpClientBuilder says why); HTTP/1.1, as agents serve
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(TIMEOUT).version(HttpClient.Version.HTTP_1_1).build();
 
-  public static Verification run(URI endpoint) {
+  /** Asks one agent's MCP endpoint; never throws: a failure is a False verification. */
+  public Verification run(URI endpoint) {
     String base = endpoint.getScheme() + "://" + endpoint.getRawAuthority();
     String path = endpoint.getRawPath() == null ? "/" : endpoint.getRawPath();
     McpAsyncClient client =
         McpClient.async(
                 HttpClientStreamableHttpTransport.builder(base)
                     .endpoint(path)
+                    .clientBuilder(new SharedHttpClientBuilder(http))
                     .connectTimeout(TIMEOUT)
                     .build())
             .clientInfo(CLIENT)
@@ -88,6 +94,11 @@ public final class McpHandshake {
     }
   }
 
+  @Override
+  public void close() {
+    http.close();
+  }
+
   /** A failure in words a user can act on, by its type. */
   static String describe(Throwable e) {
     if (find(e, McpError.class) instanceof McpError mcp) {
@@ -105,6 +116,13 @@ public final class McpHandshake {
     }
     if (find(e, ConnectException.class) != null) {
       return "unreachable (connection refused)";
+    }
+    if (find(e, McpHttpClientTransportAuthorizationException.class)
+        instanceof McpHttpClientTransportAuthorizationException refused) {
+      // an agent that requires credentials: the operator's handshake sends none
+      return "refused the operator's unauthenticated request (HTTP "
+          + refused.getResponseInfo().statusCode()
+          + ")";
     }
     if (find(e, McpTransportException.class) != null
         || find(e, IllegalArgumentException.class) != null) {

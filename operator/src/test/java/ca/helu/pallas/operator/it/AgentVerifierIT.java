@@ -37,7 +37,7 @@ class AgentVerifierIT {
     try (AgentVerifier verifier =
         new AgentVerifier(
             (f, agent) -> URI.create("http://127.0.0.1:" + port + "/mcp"),
-            McpHandshake::run,
+            new McpHandshake(),
             Duration.ofSeconds(1),
             Clock.systemUTC())) {
       assertThat(verifier.observe(fleet, pods).get("a").reason()).isEqualTo(Reason.Pending);

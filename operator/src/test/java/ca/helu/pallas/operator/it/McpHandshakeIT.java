@@ -7,9 +7,12 @@ import ca.helu.pallas.operator.status.Reason;
 import ca.helu.pallas.operator.status.Verification;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.verify.McpHandshake;
+import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -18,11 +21,17 @@ import org.junit.jupiter.api.Test;
  * which name no library class and quote nothing the server sent.
  */
 class McpHandshakeIT {
+  private static final McpHandshake HANDSHAKE = new McpHandshake();
+
+  @AfterAll
+  static void close() {
+    HANDSHAKE.close();
+  }
 
   @Test
   void anAnsweringServerGivesItsInfoProtocolAndToolsAndItsSessionIsClosed() {
     try (TestMcpServer server = TestMcpServer.start()) {
-      Verification v = McpHandshake.run(URI.create(server.url()));
+      Verification v = HANDSHAKE.run(URI.create(server.url()));
       assertThat(v.status()).isEqualTo("True");
       assertThat(v.reason()).isEqualTo(Reason.HandshakeSucceeded);
       assertThat(v.serverName()).isEqualTo("test-mcp");
@@ -38,7 +47,7 @@ class McpHandshakeIT {
   @Test
   void aRefusedConnectionIsNamed() throws Exception {
     int port = LocalPod.freePorts(1)[0];
-    Verification v = McpHandshake.run(URI.create("http://127.0.0.1:" + port + "/mcp"));
+    Verification v = HANDSHAKE.run(URI.create("http://127.0.0.1:" + port + "/mcp"));
     assertThat(v.status()).isEqualTo("False");
     assertThat(v.reason()).isEqualTo(Reason.InitializeFailed);
     assertThat(v.message()).isEqualTo("initialize: unreachable (connection refused)");
@@ -46,7 +55,7 @@ class McpHandshakeIT {
 
   @Test
   void aServiceNameThatDoesNotResolveIsNamed() {
-    Verification v = McpHandshake.run(URI.create("http://nowhere-a.nowhere.svc:8080/mcp"));
+    Verification v = HANDSHAKE.run(URI.create("http://nowhere-a.nowhere.svc:8080/mcp"));
     assertThat(v.reason()).isEqualTo(Reason.InitializeFailed);
     assertThat(v.message())
         .isEqualTo("initialize: unreachable (its Service name does not resolve)");
@@ -56,7 +65,7 @@ class McpHandshakeIT {
   void aServerThatNeverAnswersTimesOut() {
     try (TestMcpServer server = TestMcpServer.start(TestMcpServer.Mode.HANG)) {
       long start = System.nanoTime();
-      Verification v = McpHandshake.run(URI.create(server.url()));
+      Verification v = HANDSHAKE.run(URI.create(server.url()));
       assertThat(v.reason()).isEqualTo(Reason.InitializeFailed);
       assertThat(v.message()).isEqualTo("initialize: no answer within 3s");
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
@@ -66,12 +75,37 @@ class McpHandshakeIT {
   @Test
   void garbageIsNotQuoted() {
     try (TestMcpServer server = TestMcpServer.start(TestMcpServer.Mode.GARBAGE)) {
-      Verification v = McpHandshake.run(URI.create(server.url()));
+      Verification v = HANDSHAKE.run(URI.create(server.url()));
       assertThat(v.reason()).isEqualTo(Reason.InitializeFailed);
       assertThat(v.message())
           .startsWith("initialize: ")
           .doesNotContain("not json")
           .doesNotContainPattern("[a-z]+\\.[a-z]+\\.[A-Z]\\w*(Exception|Error)");
+    }
+  }
+
+  /** An agent that requires credentials refuses the handshake, which sends none: said so. */
+  @Test
+  void anAgentThatRequiresCredentialsIsNamedAsRefusing() {
+    HttpHost host =
+        HttpHost.builder("127.0.0.1", 0)
+            .exact(
+                "/mcp",
+                exchange ->
+                    HttpHost.send(
+                        exchange,
+                        401,
+                        "application/json",
+                        "{\"error\":\"unauthorized\"}".getBytes(StandardCharsets.UTF_8)))
+            .build()
+            .start();
+    try {
+      Verification v = HANDSHAKE.run(URI.create("http://127.0.0.1:" + host.port() + "/mcp"));
+      assertThat(v.reason()).isEqualTo(Reason.InitializeFailed);
+      assertThat(v.message())
+          .isEqualTo("initialize: refused the operator's unauthenticated request (HTTP 401)");
+    } finally {
+      host.close();
     }
   }
 }
