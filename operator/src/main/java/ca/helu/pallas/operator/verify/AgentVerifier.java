@@ -152,10 +152,15 @@ public final class AgentVerifier implements AutoCloseable {
     return wait.compareTo(interval) < 0 ? wait : interval;
   }
 
-  /** What changes when the agent's pods change: a rollout, a pod that restarted. */
+  /**
+   * What changes when the agent's pods change: a rollout, a pod that restarted, or a Deployment
+   * deleted and created again (a fleet recreated under its old name).
+   */
   private static String pods(Deployment d) {
     var s = d.getStatus();
-    return d.getMetadata().getGeneration()
+    return d.getMetadata().getUid()
+        + "/"
+        + d.getMetadata().getGeneration()
         + "/"
         + s.getObservedGeneration()
         + "/"

@@ -67,6 +67,39 @@ class AgentVerifierIT {
     }
   }
 
+  /**
+   * A fleet deleted and created again under its name is asked at once, not taken for the old one,
+   * long before the interval: its new Deployment is another object, whatever its counts.
+   */
+  @Test
+  void aRecreatedDeploymentIsAskedAtOnce() {
+    TestMcpServer server = TestMcpServer.start();
+    URI url = URI.create(server.url());
+    PallasDeployment fleet =
+        Fixtures.parse("f", "ai", "  defaultModel: passthrough\n  agents: [{name: a, port: 1}]\n");
+    Deployment old = ready(1);
+    old.getMetadata().setUid("old");
+    try (AgentVerifier verifier =
+        new AgentVerifier(
+            (f, agent) -> url, new McpHandshake(), Duration.ofMinutes(10), Clock.systemUTC())) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> verifier.observe(fleet, Map.of("a", old)).get("a"), Verification::isTrue);
+      server.kill();
+      Deployment recreated = ready(1);
+      recreated.getMetadata().setUid("new");
+      Verification v =
+          await()
+              .atMost(Duration.ofSeconds(10))
+              .until(
+                  () -> verifier.observe(fleet, Map.of("a", recreated)).get("a"),
+                  Verification::isFalse);
+      assertThat(v.message()).isEqualTo("initialize: unreachable (connection refused)");
+    } finally {
+      server.close();
+    }
+  }
+
   /** An agent's Deployment as the Deployment controller reports it with every pod ready. */
   private static Deployment ready(int replicas) {
     return new DeploymentBuilder()
