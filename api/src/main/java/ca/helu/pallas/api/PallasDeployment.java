@@ -6,6 +6,7 @@ import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.CustomResource;
+import io.fabric8.kubernetes.model.annotation.Categories;
 import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.ShortNames;
 import io.fabric8.kubernetes.model.annotation.Version;
@@ -18,6 +19,10 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @Group(PallasDeployment.GROUP)
 @Version(PallasDeployment.VERSION)
 @ShortNames("pallas")
+// `kubectl get pallas` or `kubectl get mcp` (with other MCP operators' kinds) lists fleets; not
+// `all`: the fleet's Deployments, Services and pods already show there (docs/operator.md,
+// "kubectl")
+@Categories({"pallas", "mcp"})
 @AdditionalPrinterColumn(
     name = "Ready",
     jsonPath = ".status.conditions[?(@.type==\"Ready\")].status",
@@ -30,6 +35,12 @@ import io.fabric8.kubernetes.model.annotation.Version;
     name = "Registry URL",
     jsonPath = ".status.registryUrl",
     getDescription = "Where Daedalus finds every agent")
+// only with -o wide: a handshake's result, not a state users watch at every `kubectl get`
+@AdditionalPrinterColumn(
+    name = "Verified",
+    jsonPath = ".status.conditions[?(@.type==\"Verified\")].status",
+    getDescription = "Every agent's MCP endpoint answered initialize and tools/list",
+    priority = 1)
 @AdditionalPrinterColumn(
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",

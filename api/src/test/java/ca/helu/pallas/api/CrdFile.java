@@ -22,7 +22,7 @@ public final class CrdFile {
 
   /** kubectl shows the columns in this order; the generator sorts them by JSON path. */
   private static final List<String> COLUMN_ORDER =
-      List.of("Ready", "Agents", "Registry URL", "Age");
+      List.of("Ready", "Agents", "Registry URL", "Verified", "Age");
 
   private CrdFile() {}
 
@@ -47,7 +47,18 @@ public final class CrdFile {
     return out.toString(StandardCharsets.UTF_8);
   }
 
-  /** Orders the printer columns and drops rules the generator reads twice (field and accessor). */
+  /**
+   * Lists of conditions keyed by their type, as Kubernetes' API conventions ask: a server-side
+   * apply then merges them entry by entry, and the API server refuses two of one type. fabric8's
+   * generator has no annotation for {@code x-kubernetes-list-type}, so it is set here.
+   */
+  private static final List<List<String>> CONDITION_LISTS =
+      List.of(List.of("status", "conditions"), List.of("status", "agents", "[]", "conditions"));
+
+  /**
+   * Orders the printer columns, drops rules the generator reads twice (field and accessor) and
+   * declares the condition lists as maps keyed by type.
+   */
   private static final class Tidy implements CRDPostProcessor {
     @Override
     public HasMetadata process(HasMetadata crd, String crdSpecVersion) {
@@ -58,7 +69,23 @@ public final class CrdFile {
               .toList();
       version.setAdditionalPrinterColumns(columns);
       dedupe(version.getSchema().getOpenAPIV3Schema());
+      CONDITION_LISTS.forEach(path -> keyedByType(version.getSchema().getOpenAPIV3Schema(), path));
       return crd;
+    }
+
+    private static void keyedByType(JSONSchemaProps root, List<String> path) {
+      JSONSchemaProps list = root;
+      for (String step : path) {
+        list =
+            step.equals("[]")
+                ? list.getItems().getSchema()
+                : java.util.Objects.requireNonNull(
+                    list.getProperties().get(step), () -> "no " + step + " in " + path);
+      }
+      list.setXKubernetesListType("map");
+      list.setXKubernetesListMapKeys(List.of("type"));
+      // a map key must be required (the API server refuses the CRD otherwise)
+      list.getItems().getSchema().setRequired(List.of("status", "type"));
     }
 
     private static void dedupe(JSONSchemaProps schema) {

@@ -1,5 +1,6 @@
 package ca.helu.pallas.operator;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -26,6 +27,8 @@ import java.util.UUID;
  * @param logLevel root log level
  * @param httpPort port of /metrics, /livez and /readyz (0: any free port)
  * @param drainSeconds how long an agent pod drains calls on SIGTERM
+ * @param verifyInterval how often an agent that answered the operator's MCP handshake is asked
+ *     again (docs/status.md, "Verified"); zero: agents are not asked
  */
 public record OperatorConfig(
     Set<String> watchNamespaces,
@@ -39,7 +42,8 @@ public record OperatorConfig(
     String leaseIdentity,
     String logLevel,
     int httpPort,
-    int drainSeconds) {
+    int drainSeconds,
+    Duration verifyInterval) {
 
   public static final String DEFAULT_RUNTIME_IMAGE = "pallas-agent-runtime:0.1.0";
 
@@ -68,7 +72,22 @@ public record OperatorConfig(
         leaseIdentity(env),
         env.getOrDefault("PALLAS_LOG_LEVEL", "INFO").toUpperCase(Locale.ROOT),
         number(env, "PALLAS_HTTP_PORT", 8080),
-        number(env, "PALLAS_DRAIN_SECONDS", 30));
+        number(env, "PALLAS_DRAIN_SECONDS", 30),
+        verifyInterval(env));
+  }
+
+  /**
+   * PALLAS_VERIFY_INTERVAL_SECONDS, 300 by default: at most 10 minutes, the operator's periodic
+   * check, which is what tells it a fleet still exists (AgentVerifier.FORGET_AFTER).
+   */
+  private static Duration verifyInterval(Map<String, String> env) {
+    String name = "PALLAS_VERIFY_INTERVAL_SECONDS";
+    int seconds = number(env, name, 300);
+    if (seconds < 0 || seconds > 600) {
+      throw new IllegalArgumentException(
+          name + ": " + seconds + " must be from 0 (agents are not asked) to 600");
+    }
+    return Duration.ofSeconds(seconds);
   }
 
   /** The pod's name, which a container's HOSTNAME is; outside a pod, a random id. */

@@ -23,6 +23,7 @@ import ca.helu.pallas.operator.source.ServiceMonitorCrd;
 import ca.helu.pallas.operator.status.Observation;
 import ca.helu.pallas.operator.status.Reason;
 import ca.helu.pallas.operator.status.StatusAggregator;
+import ca.helu.pallas.operator.verify.AgentVerifier;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -38,6 +39,7 @@ import io.javaoperatorsdk.operator.api.reconciler.dependent.Dependent;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -104,17 +106,27 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
   private final OperatorConfig config;
   private final Events events;
   private final Clock clock;
+  // null when agents are not asked (PALLAS_VERIFY_INTERVAL_SECONDS=0)
+  private final AgentVerifier verifier;
 
-  public PallasDeploymentReconciler(OperatorConfig config, Events events, Clock clock) {
+  public PallasDeploymentReconciler(
+      OperatorConfig config, Events events, Clock clock, AgentVerifier verifier) {
     this.config = config;
     this.events = events;
     this.clock = clock;
+    this.verifier = verifier;
   }
 
   @Override
   public List<EventSource<?, PallasDeployment>> prepareEventSources(
       EventSourceContext<PallasDeployment> context) {
-    return List.of(ReferencedSecrets.eventSource(context), ServiceMonitorCrd.eventSource(context));
+    List<EventSource<?, PallasDeployment>> sources = new ArrayList<>();
+    sources.add(ReferencedSecrets.eventSource(context));
+    sources.add(ServiceMonitorCrd.eventSource(context));
+    if (verifier != null) {
+      sources.add(verifier.eventSource());
+    }
+    return sources;
   }
 
   @Override
@@ -158,16 +170,18 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
       List<String> missing,
       String failure,
       StartGate gate) {
+    Map<String, Deployment> agents = agentDeployments(context);
     Observation observation =
         new Observation(
             invalid,
             missing,
             failure,
-            agentDeployments(context),
+            agents,
             registryDeployment(context).orElse(null),
             gate,
             ServiceMonitorCrd.wanted(primary),
-            ServiceMonitorCrd.installed(context));
+            ServiceMonitorCrd.installed(context),
+            verifier == null ? null : verifier.observe(primary, agents));
     PallasDeploymentStatus next = StatusAggregator.aggregate(primary, observation, clock.instant());
     if (next.equals(primary.getStatus())) {
       return UpdateControl.noUpdate();

@@ -1,5 +1,8 @@
 package ca.helu.pallas.operator;
 
+import ca.helu.pallas.operator.verify.AgentEndpoints;
+import ca.helu.pallas.operator.verify.AgentVerifier;
+import ca.helu.pallas.operator.verify.McpHandshake;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
@@ -30,9 +33,19 @@ public final class PallasOperator implements AutoCloseable {
   private final OperatorHttp http;
   // null without leader election
   private final LeaderLease lease;
+  // null when agents are not asked (PALLAS_VERIFY_INTERVAL_SECONDS=0)
+  private final AgentVerifier verifier;
   private volatile boolean stopping;
 
   public PallasOperator(KubernetesClient client, OperatorConfig config) throws IOException {
+    this(client, config, AgentEndpoints.SERVICE);
+  }
+
+  /**
+   * @param endpoints where the operator asks agents' MCP endpoints (their Services in a cluster)
+   */
+  public PallasOperator(KubernetesClient client, OperatorConfig config, AgentEndpoints endpoints)
+      throws IOException {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new JvmMemoryMetrics().bindTo(registry);
     new JvmGcMetrics().bindTo(registry);
@@ -56,8 +69,13 @@ public final class PallasOperator implements AutoCloseable {
             o.withLeaderElectionConfiguration(leaderElection(config));
           }
         });
+    verifier =
+        config.verifyInterval().isZero()
+            ? null
+            : new AgentVerifier(
+                endpoints, new McpHandshake(), config.verifyInterval(), Clock.systemUTC());
     operator.register(
-        new PallasDeploymentReconciler(config, new Events(client), Clock.systemUTC()),
+        new PallasDeploymentReconciler(config, new Events(client), Clock.systemUTC(), verifier),
         o -> {
           if (!config.watchNamespaces().isEmpty()) {
             o.settingNamespaces(config.watchNamespaces());
@@ -117,6 +135,9 @@ public final class PallasOperator implements AutoCloseable {
   public void close() {
     stopping = true;
     operator.stop();
+    if (verifier != null) {
+      verifier.close();
+    }
     if (lease != null) {
       lease.giveUp();
     }

@@ -3,6 +3,7 @@ package ca.helu.pallas.operator;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -24,6 +25,7 @@ class OperatorConfigTest {
     assertThat(c.httpPort()).isEqualTo(8080);
     assertThat(c.drainSeconds()).isEqualTo(30);
     assertThat(c.resourceSelector()).isNull();
+    assertThat(c.verifyInterval()).isEqualTo(Duration.ofMinutes(5));
   }
 
   @Test
@@ -39,7 +41,8 @@ class OperatorConfigTest {
                 "PALLAS_LOG_LEVEL", "debug",
                 "PALLAS_HTTP_PORT", "9090",
                 "PALLAS_RESOURCE_SELECTOR", "tier=canary",
-                "PALLAS_IMAGE_PULL_SECRETS", "regcred, other"));
+                "PALLAS_IMAGE_PULL_SECRETS", "regcred, other",
+                "PALLAS_VERIFY_INTERVAL_SECONDS", "60"));
     assertThat(c.watchNamespaces()).containsExactlyInAnyOrder("ai", "tools");
     assertThat(c.leaderElection()).isTrue();
     assertThat(c.leaseNamespace()).isEqualTo("pallas-system");
@@ -48,6 +51,7 @@ class OperatorConfigTest {
     assertThat(c.httpPort()).isEqualTo(9090);
     assertThat(c.resourceSelector()).isEqualTo("tier=canary");
     assertThat(c.imagePullSecrets()).containsExactly("regcred", "other");
+    assertThat(c.verifyInterval()).isEqualTo(Duration.ofSeconds(60));
   }
 
   @Test
@@ -58,5 +62,10 @@ class OperatorConfigTest {
     assertThatThrownBy(
             () -> OperatorConfig.fromEnvironment(Map.of("PALLAS_LEADER_ELECTION", "yes")))
         .hasMessage("PALLAS_LEADER_ELECTION: 'yes' must be true or false");
+    // beyond the 10-minute periodic check, an agent would be forgotten between two handshakes
+    assertThatThrownBy(
+            () -> OperatorConfig.fromEnvironment(Map.of("PALLAS_VERIFY_INTERVAL_SECONDS", "900")))
+        .hasMessage(
+            "PALLAS_VERIFY_INTERVAL_SECONDS: 900 must be from 0 (agents are not asked) to 600");
   }
 }

@@ -16,6 +16,7 @@ import java.util.Map;
  * @param gate which agents wait for which (null when nothing was applied)
  * @param serviceMonitorWanted the spec asks for a ServiceMonitor
  * @param serviceMonitorCrdInstalled the ServiceMonitor CRD exists
+ * @param verifications each agent's MCP handshake by agent name, or null when agents are not asked
  */
 public record Observation(
     List<String> invalid,
@@ -25,4 +26,5 @@ public record Observation(
     Deployment registry,
     StartGate gate,
     boolean serviceMonitorWanted,
-    boolean serviceMonitorCrdInstalled) {}
+    boolean serviceMonitorCrdInstalled,
+    Map<String, Verification> verifications) {}

@@ -25,5 +25,21 @@ public enum Reason {
   /** Ready=False, Degraded=True: the operator could not apply the spec (see the message). */
   ReconcileFailed,
   /** Degraded=False. */
-  AsExpected
+  AsExpected,
+  /** Verified=True: every agent's MCP endpoint answered initialize and tools/list. */
+  AllAgentsVerified,
+  /** Verified=False: some agent did not answer; the message names each and why. */
+  AgentsNotVerified,
+  /** Verified=Unknown: some agent was not asked yet, and none failed. */
+  Verifying,
+  /** An agent's Verified=True: it answered initialize and tools/list. */
+  HandshakeSucceeded,
+  /** An agent's Verified=False: its initialize failed (unreachable, timeout, an error). */
+  InitializeFailed,
+  /** An agent's Verified=False: it answered initialize, but its tools/list failed. */
+  ToolsListFailed,
+  /** An agent's Verified=False: it has no ready pod to ask. */
+  NoReadyPod,
+  /** An agent's Verified=Unknown: its handshake is on its way. */
+  Pending
 }

@@ -4,6 +4,7 @@ import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentStatus;
 import ca.helu.pallas.api.PallasDeploymentStatus.AgentStatus;
+import ca.helu.pallas.api.PallasDeploymentStatus.ServerInfo;
 import ca.helu.pallas.api.PallasNames;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.ConditionBuilder;
@@ -18,14 +19,16 @@ import java.util.Objects;
 
 /**
  * Builds a PallasDeployment's status from one {@link Observation}: {@code observedGeneration},
- * conditions Ready, Progressing and Degraded with a {@link Reason}, each agent's URL and replicas.
- * A condition keeps its {@code lastTransitionTime} while its status stays the same, so the same
- * observation gives the same status and nothing is written (docs/status.md).
+ * conditions Ready, Progressing, Degraded and Verified with a {@link Reason}, each agent's URL,
+ * replicas and MCP handshake. A condition keeps its {@code lastTransitionTime} while its status
+ * stays the same, so the same observation gives the same status and nothing is written
+ * (docs/status.md).
  */
 public final class StatusAggregator {
   public static final String READY = "Ready";
   public static final String PROGRESSING = "Progressing";
   public static final String DEGRADED = "Degraded";
+  public static final String VERIFIED = "Verified";
 
   private StatusAggregator() {}
 
@@ -38,6 +41,11 @@ public final class StatusAggregator {
     List<String> notReady = new ArrayList<>();
     List<String> rolling = new ArrayList<>();
     List<String> failing = new ArrayList<>();
+    List<AgentStatus> previousAgents =
+        primary.getStatus() == null || primary.getStatus().agents() == null
+            ? List.of()
+            : primary.getStatus().agents();
+    String time = now.truncatedTo(ChronoUnit.SECONDS).toString();
     int ready = 0;
     for (AgentSpec agent : agents) {
       Deployment d = o.agents().get(agent.name());
@@ -45,6 +53,7 @@ public final class StatusAggregator {
       int wanted = agent.effectiveReplicas();
       int readyReplicas = readyReplicas(d);
       List<String> waitingFor = o.gate() == null ? null : o.gate().waitingFor().get(agent.name());
+      Verification v = o.verifications() == null ? null : o.verifications().get(agent.name());
       agentStatus.add(
           new AgentStatus(
               agent.name(),
@@ -53,7 +62,18 @@ public final class StatusAggregator {
               agent.autoscaling() != null && d != null && d.getSpec().getReplicas() != null
                   ? d.getSpec().getReplicas()
                   : wanted,
-              waitingFor));
+              waitingFor,
+              v == null
+                  ? null
+                  : List.of(
+                      new Cond(v.status(), v.reason(), v.message())
+                          .toCondition(
+                              VERIFIED, generation, agentConditions(previousAgents, agent), time)),
+              v == null || v.serverName() == null
+                  ? null
+                  : new ServerInfo(v.serverName(), v.serverVersion()),
+              v == null ? null : v.protocolVersion(),
+              v == null ? null : v.tools()));
       if (d != null && readyReplicas >= wanted) {
         ready++;
       } else {
@@ -137,18 +157,63 @@ public final class StatusAggregator {
         primary.getStatus() == null || primary.getStatus().conditions() == null
             ? List.of()
             : primary.getStatus().conditions();
-    String time = now.truncatedTo(ChronoUnit.SECONDS).toString();
-    List<Condition> conditions =
-        List.of(
-            readyCond.toCondition(READY, generation, previous, time),
-            progressing.toCondition(PROGRESSING, generation, previous, time),
-            degraded.toCondition(DEGRADED, generation, previous, time));
+    List<Condition> conditions = new ArrayList<>();
+    conditions.add(readyCond.toCondition(READY, generation, previous, time));
+    conditions.add(progressing.toCondition(PROGRESSING, generation, previous, time));
+    conditions.add(degraded.toCondition(DEGRADED, generation, previous, time));
+    if (o.verifications() != null) {
+      conditions.add(
+          verified(agents, o.verifications()).toCondition(VERIFIED, generation, previous, time));
+    }
     return new PallasDeploymentStatus(
         generation,
         conditions,
         PallasNames.registryUrl(primary),
         ready + "/" + agents.size(),
         agentStatus);
+  }
+
+  /**
+   * True when every agent answered; False naming each agent that did not and why; Unknown while
+   * some are not asked yet and none failed.
+   */
+  private static Cond verified(List<AgentSpec> agents, Map<String, Verification> verifications) {
+    List<String> failed = new ArrayList<>();
+    List<String> pending = new ArrayList<>();
+    for (AgentSpec agent : agents) {
+      Verification v = verifications.getOrDefault(agent.name(), Verification.pending());
+      if (v.isFalse()) {
+        failed.add(agent.name() + ": " + v.message());
+      } else if (!v.isTrue()) {
+        pending.add(agent.name());
+      }
+    }
+    String notAsked = pending.isEmpty() ? null : "not asked yet: " + String.join(", ", pending);
+    if (!failed.isEmpty()) {
+      if (notAsked != null) {
+        failed.add(notAsked);
+      }
+      return new Cond(false, Reason.AgentsNotVerified, String.join("; ", failed));
+    }
+    if (notAsked != null) {
+      return new Cond("Unknown", Reason.Verifying, notAsked);
+    }
+    return new Cond(
+        true,
+        Reason.AllAgentsVerified,
+        "every agent answered initialize and tools/list ("
+            + agents.size()
+            + " of "
+            + agents.size()
+            + ")");
+  }
+
+  private static List<Condition> agentConditions(List<AgentStatus> previous, AgentSpec agent) {
+    return previous.stream()
+        .filter(a -> agent.name().equals(a.name()) && a.conditions() != null)
+        .findFirst()
+        .map(AgentStatus::conditions)
+        .orElse(List.of());
   }
 
   private static String waits(Map<String, List<String>> waiting) {
@@ -195,9 +260,13 @@ public final class StatusAggregator {
     return java.util.Optional.empty();
   }
 
-  private record Cond(boolean status, Reason reason, String message) {
+  private record Cond(String status, Reason reason, String message) {
+    Cond(boolean status, Reason reason, String message) {
+      this(status ? "True" : "False", reason, message);
+    }
+
     Condition toCondition(String type, long generation, List<Condition> previous, String now) {
-      String value = status ? "True" : "False";
+      String value = status;
       String since =
           previous.stream()
               .filter(c -> type.equals(c.getType()) && value.equals(c.getStatus()))

@@ -56,7 +56,7 @@ class StatusAggregatorTest {
 
   static Observation observation(
       Map<String, Deployment> agents, Deployment registry, StartGate gate) {
-    return new Observation(List.of(), List.of(), null, agents, registry, gate, false, false);
+    return new Observation(List.of(), List.of(), null, agents, registry, gate, false, false, null);
   }
 
   static Condition condition(PallasDeploymentStatus s, String type) {
@@ -140,7 +140,8 @@ class StatusAggregatorTest {
                 null,
                 null,
                 false,
-                false),
+                false,
+                null),
             T0);
     for (String type : List.of("Ready", "Progressing", "Degraded")) {
       assertThat(condition(s, type).getReason()).isEqualTo("InvalidSpec");
@@ -157,7 +158,8 @@ class StatusAggregatorTest {
                 null,
                 null,
                 false,
-                false),
+                false,
+                null),
             T0);
     assertThat(condition(s, "Ready").getReason()).isEqualTo("SecretMissing");
     assertThat(condition(s, "Degraded").getStatus()).isEqualTo("True");
@@ -176,7 +178,8 @@ class StatusAggregatorTest {
                 ready(1),
                 new StartGate(Set.of("a", "b"), Map.of()),
                 true,
-                false),
+                false,
+                null),
             T0);
     assertThat(condition(s, "Ready").getStatus()).isEqualTo("True");
     assertThat(condition(s, "Degraded").getReason()).isEqualTo("ServiceMonitorSkipped");
@@ -228,5 +231,92 @@ class StatusAggregatorTest {
     assertThat(condition(second, "Degraded").getLastTransitionTime())
         .as("Degraded stayed False")
         .isEqualTo(T0.toString());
+  }
+
+  static Observation verified(Map<String, Verification> verifications) {
+    return new Observation(
+        List.of(),
+        List.of(),
+        null,
+        Map.of("a", ready(1), "b", ready(2)),
+        ready(1),
+        new StartGate(Set.of("a", "b"), Map.of()),
+        false,
+        false,
+        verifications);
+  }
+
+  /** Each agent's handshake is in its status; the fleet is Verified when every agent answered. */
+  @Test
+  void theFleetIsVerifiedWhenEveryAgentAnsweredTheHandshake() {
+    Verification answered =
+        Verification.verified("a", "1.0.0", "2025-11-25", List.of("send_message", "get_health"));
+    PallasDeploymentStatus s =
+        StatusAggregator.aggregate(
+            deployment(), verified(Map.of("a", answered, "b", answered)), T0);
+    Condition fleet = condition(s, "Verified");
+    assertThat(fleet.getStatus()).isEqualTo("True");
+    assertThat(fleet.getReason()).isEqualTo("AllAgentsVerified");
+    PallasDeploymentStatus.AgentStatus a = s.agents().get(0);
+    assertThat(a.conditions())
+        .singleElement()
+        .satisfies(c -> {
+          assertThat(c.getType()).isEqualTo("Verified");
+          assertThat(c.getStatus()).isEqualTo("True");
+          assertThat(c.getReason()).isEqualTo("HandshakeSucceeded");
+        });
+    assertThat(a.serverInfo()).isEqualTo(new PallasDeploymentStatus.ServerInfo("a", "1.0.0"));
+    assertThat(a.protocolVersion()).isEqualTo("2025-11-25");
+    assertThat(a.tools()).containsExactly("send_message", "get_health");
+    // the ready condition is about pods, and stays as it was
+    assertThat(condition(s, "Ready").getReason()).isEqualTo("AllAgentsReady");
+  }
+
+  /**
+   * An agent that did not answer makes the fleet False, naming it and why; one not yet asked,
+   * Unknown.
+   */
+  @Test
+  void anAgentThatDidNotAnswerIsNamedWithItsReason() {
+    Verification answered = Verification.verified("a", "1", "2025-06-18", List.of("send_message"));
+    Verification refused =
+        Verification.failed(
+            Reason.InitializeFailed, "initialize: unreachable (connection refused)");
+    PallasDeploymentStatus s =
+        StatusAggregator.aggregate(deployment(), verified(Map.of("a", answered, "b", refused)), T0);
+    Condition fleet = condition(s, "Verified");
+    assertThat(fleet.getStatus()).isEqualTo("False");
+    assertThat(fleet.getReason()).isEqualTo("AgentsNotVerified");
+    assertThat(fleet.getMessage()).isEqualTo("b: initialize: unreachable (connection refused)");
+    assertThat(s.agents().get(1).conditions().get(0).getReason()).isEqualTo("InitializeFailed");
+    assertThat(s.agents().get(1).tools()).isNull();
+
+    s =
+        StatusAggregator.aggregate(
+            deployment(), verified(Map.of("a", answered, "b", Verification.pending())), T0);
+    assertThat(condition(s, "Verified").getStatus()).isEqualTo("Unknown");
+    assertThat(condition(s, "Verified").getReason()).isEqualTo("Verifying");
+    assertThat(condition(s, "Verified").getMessage()).isEqualTo("not asked yet: b");
+  }
+
+  /** An agent's Verified keeps its transition time while it stays True: nothing is rewritten. */
+  @Test
+  void anAgentsVerifiedConditionKeepsItsTransitionTime() {
+    Verification answered = Verification.verified("a", "1", "2025-06-18", List.of("send_message"));
+    PallasDeployment d = deployment();
+    d.setStatus(StatusAggregator.aggregate(d, verified(Map.of("a", answered, "b", answered)), T0));
+    PallasDeploymentStatus later =
+        StatusAggregator.aggregate(d, verified(Map.of("a", answered, "b", answered)), T1);
+    assertThat(later).isEqualTo(d.getStatus());
+    assertThat(later.agents().get(0).conditions().get(0).getLastTransitionTime())
+        .isEqualTo(T0.toString());
+  }
+
+  /** With verification switched off, there is no Verified condition at all. */
+  @Test
+  void withoutVerificationThereIsNoVerifiedCondition() {
+    PallasDeploymentStatus s = StatusAggregator.aggregate(deployment(), verified(null), T0);
+    assertThat(s.conditions()).extracting(Condition::getType).doesNotContain("Verified");
+    assertThat(s.agents().get(0).conditions()).isNull();
   }
 }
