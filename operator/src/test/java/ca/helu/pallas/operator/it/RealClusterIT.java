@@ -103,6 +103,25 @@ class RealClusterIT {
         "helm install to operator ready %.1f s; kubectl apply to Ready=True %.1f s%n",
         helmToOperatorReady, applyToReady);
 
+    // the operator's own MCP handshake with each agent, through its Service (docs/status.md,
+    // "Verified"): the pod network and the cluster's DNS as the operator's pod sees them
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofSeconds(1))
+        .until(
+            () ->
+                cluster.kubectl(
+                    "get",
+                    "pallas",
+                    "quickstart",
+                    "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Verified\")].status}"),
+            "True"::equals);
+    assertThat(
+            cluster.kubectl(
+                "get", "pallas", "quickstart", "-o", "jsonpath={.status.agents[*].tools}"))
+        .contains("send_message");
+
     String registryUrl = "http://quickstart-registry.default.svc:24200/.well-known/mcp/server.json";
     assertThat(cluster.kubectl("get", "pallas"))
         .containsPattern("quickstart\\s+True\\s+2/2\\s+" + registryUrl.replace(".", "\\."));
