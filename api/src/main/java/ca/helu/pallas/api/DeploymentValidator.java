@@ -44,6 +44,7 @@ public final class DeploymentValidator {
 
   private static final Pattern NAME = Pattern.compile(PallasNames.NAME_PATTERN);
   private static final Pattern REGISTRY_NAMESPACE = Pattern.compile(REGISTRY_NAMESPACE_PATTERN);
+  private static final Pattern NAMESPACE = Pattern.compile(NetworkPolicySpec.NAMESPACE_PATTERN);
   private static final Pattern METADATA_NAME = Pattern.compile("^[a-z]([-a-z0-9]*[a-z0-9])?$");
   private static final Pattern ENV_NAME = Pattern.compile(ENV_NAME_PATTERN);
   private static final Pattern HEADER_NAME = Pattern.compile(HEADER_NAME_PATTERN);
@@ -295,6 +296,10 @@ public final class DeploymentValidator {
                 + " most 253 characters)");
       }
     }
+    if (s.networkPolicy() != null) {
+      checkPeers("spec.networkPolicy.from", s.networkPolicy().from(), p);
+      checkPeers("spec.networkPolicy.metricsFrom", s.networkPolicy().metricsFrom(), p);
+    }
     if (p.isEmpty()) {
       AgentGraph.of(s)
           .cycle()
@@ -353,6 +358,28 @@ public final class DeploymentValidator {
       return false;
     }
     return true;
+  }
+
+  private static void checkPeers(String at, List<NetworkPolicySpec.Peer> peers, List<String> p) {
+    if (peers == null) {
+      return;
+    }
+    if (peers.size() > 32) {
+      p.add(at + ": at most 32 entries");
+    }
+    for (int i = 0; i < peers.size(); i++) {
+      String namespace = peers.get(i).namespace();
+      if (namespace != null
+          && (!NAMESPACE.matcher(namespace).matches() || namespace.length() > 63)) {
+        p.add(
+            at
+                + "["
+                + i
+                + "].namespace: '"
+                + namespace
+                + "' is neither a namespace's name (a DNS label) nor *");
+      }
+    }
   }
 
   private static void checkPort(String at, Integer port, List<String> p) {

@@ -99,7 +99,11 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription(
             "The conversation store (Kubernetes): agents keep their histories in the database its"
                 + " Secret names. Default: each pod keeps them in memory.")
-        StoreSpec store) {
+        StoreSpec store,
+    @JsonPropertyDescription(
+            "Who may reach the fleet's pods (Kubernetes): a NetworkPolicy the operator renders."
+                + " Default: the fleet's namespace, the operator and Prometheus.")
+        NetworkPolicySpec networkPolicy) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 
@@ -111,6 +115,10 @@ public record PallasDeploymentSpec(
       "(has(a.port) ? a.port : " + CEL_REGISTRY_PORT + " + 1 + self.agents.indexOf(a))";
   static final String CEL_PORT_B =
       "(has(b.port) ? b.port : " + CEL_REGISTRY_PORT + " + 1 + self.agents.indexOf(b))";
+
+  public NetworkPolicySpec effectiveNetworkPolicy() {
+    return networkPolicy == null ? new NetworkPolicySpec(null, null, null) : networkPolicy;
+  }
 
   public String effectiveVersion() {
     return version == null ? DEFAULT_VERSION : version;

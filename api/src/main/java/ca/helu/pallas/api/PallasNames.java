@@ -73,6 +73,19 @@ public final class PallasNames {
     return deployment + "-config";
   }
 
+  /** The NetworkPolicy admitting who may reach the fleet's pods (NetworkPolicySpec). */
+  public static String networkPolicy(String deployment) {
+    return deployment + "-network";
+  }
+
+  /** Selects every pod of one PallasDeployment: its agents and its registry. */
+  public static Map<String, String> fleetSelector(String deployment) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(LABEL_NAME, APP);
+    labels.put(LABEL_INSTANCE, deployment);
+    return labels;
+  }
+
   /** The owned Secret holding inline secret values, which never go into the ConfigMap. */
   public static String inlineSecret(String deployment) {
     return deployment + "-inline";

@@ -11,6 +11,7 @@ import ca.helu.pallas.operator.dependent.AgentServicesDependentResource;
 import ca.helu.pallas.operator.dependent.ConfigMapDependentResource;
 import ca.helu.pallas.operator.dependent.Fleets;
 import ca.helu.pallas.operator.dependent.InlineSecretDependentResource;
+import ca.helu.pallas.operator.dependent.NetworkPolicyDependentResource;
 import ca.helu.pallas.operator.dependent.RegistryAccess;
 import ca.helu.pallas.operator.dependent.RegistryDeploymentDependentResource;
 import ca.helu.pallas.operator.dependent.RegistryServiceDependentResource;
@@ -73,6 +74,7 @@ import org.slf4j.LoggerFactory;
       @Dependent(
           name = "agent-disruption-budgets",
           type = AgentDisruptionBudgetsDependentResource.class),
+      @Dependent(name = "network-policy", type = NetworkPolicyDependentResource.class),
       @Dependent(name = "registry-account", type = RegistryAccess.ServiceAccountDependent.class),
       @Dependent(name = "registry-role", type = RegistryAccess.RoleDependent.class),
       // the API server refuses to bind a Role it cannot resolve yet unless the caller may `bind`

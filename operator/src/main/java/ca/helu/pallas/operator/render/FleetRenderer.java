@@ -282,7 +282,8 @@ public final class FleetRenderer {
         servers,
         s.agents(),
         s.monitoring(),
-        s.store());
+        s.store(),
+        s.networkPolicy());
   }
 
   private static ProviderSpec inlineProvider(

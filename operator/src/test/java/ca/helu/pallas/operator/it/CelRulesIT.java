@@ -73,6 +73,12 @@ class CelRulesIT {
             "spec.mcpServers",
             "mcpServers[].name must be unique"),
         rule(
+            "networkPolicy peer namespace",
+            "fleet",
+            "networkPolicy: {from: [{namespace: Not_A_Namespace}]}\n  agents: [{name: a}]",
+            "spec.networkPolicy.from[0].namespace",
+            "should match"),
+        rule(
             "agent named like a server",
             "fleet",
             "mcpServers: [{name: a, url: 'http://s/mcp'}]\n  agents: [{name: a}]",

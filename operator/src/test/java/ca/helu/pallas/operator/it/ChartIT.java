@@ -118,7 +118,8 @@ class ChartIT {
         .containsEntry("monitoring.coreos.com/servicemonitors", WRITE)
         .containsEntry("autoscaling/horizontalpodautoscalers", WRITE)
         .containsEntry("policy/poddisruptionbudgets", WRITE)
-        .hasSize(13);
+        .containsEntry("networking.k8s.io/networkpolicies", WRITE)
+        .hasSize(14);
     assertThat(clusterRole.toString()).doesNotContain("\"*\"");
     assertThat(all.get("ClusterRoleBinding", FULLNAME).at("/subjects/0/namespace").asText())
         .isEqualTo(Helm.NAMESPACE);

@@ -145,7 +145,7 @@ class ChartRbacIT {
 
   /**
    * A fleet using everything the operator writes: agents, registry, inline and referenced Secrets,
-   * ServiceMonitor, a PodDisruptionBudget and a HorizontalPodAutoscaler.
+   * ServiceMonitor, a PodDisruptionBudget, a HorizontalPodAutoscaler and a NetworkPolicy.
    */
   private static PallasDeployment fleet(String ns) {
     admin
@@ -245,6 +245,15 @@ class ChartRbacIT {
                 .horizontalPodAutoscalers()
                 .inNamespace(ns)
                 .withName(PallasNames.agentObject("fleet", "coordinator"))
+                .get())
+        .isNotNull();
+    assertThat(
+            admin
+                .network()
+                .v1()
+                .networkPolicies()
+                .inNamespace(ns)
+                .withName(PallasNames.networkPolicy("fleet"))
                 .get())
         .isNotNull();
     // no reconcile on the way failed (a refusal other than a 403 would show here)
