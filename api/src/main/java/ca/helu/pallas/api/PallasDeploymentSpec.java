@@ -99,7 +99,12 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription(
             "The conversation store (Kubernetes): agents keep their histories in the database its"
                 + " Secret names. Default: each pod keeps them in memory.")
-        StoreSpec store) {
+        StoreSpec store,
+    @JsonPropertyDescription(
+            "Inbound authentication: every agent asks its callers for a bearer token, of an OIDC"
+                + " issuer or from a Secret of static tokens. Default: none, anyone who reaches an"
+                + " agent's port may call it.")
+        AuthSpec auth) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 

@@ -282,7 +282,8 @@ public final class FleetRenderer {
         servers,
         s.agents(),
         s.monitoring(),
-        s.store());
+        s.store(),
+        s.auth());
   }
 
   private static ProviderSpec inlineProvider(
