@@ -96,6 +96,17 @@ public final class McpEdgeFilter implements Filter {
       EdgeErrors.refuse(response, problem, NullNode.instance);
       return;
     }
+    String owned = request.getHeader("Mcp-Session-Id");
+    if (auth != null && owned != null && !auth.mayUse(request, owned, sessions)) {
+      // another caller's session is, to this one, a session that does not exist
+      EdgeErrors.refuse(
+          response,
+          404,
+          NullNode.instance,
+          EdgeErrors.INVALID_REQUEST,
+          EdgeErrors.messageFor(404, ""));
+      return;
+    }
     if (!request.getMethod().equals("POST")) {
       if (healthOnly) {
         EdgeErrors.unavailable(response, NullNode.instance, connections.refusal());
@@ -188,6 +199,9 @@ public final class McpEdgeFilter implements Filter {
       }
       try {
         pass(cached, response, chain, id, false);
+        if (auth != null) {
+          auth.opened(request, response.getHeader("Mcp-Session-Id"));
+        }
       } finally {
         sessions.release();
       }

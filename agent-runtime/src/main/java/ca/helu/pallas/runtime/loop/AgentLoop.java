@@ -111,7 +111,9 @@ public final class AgentLoop {
                 + " failed: "
                 + e.getMessage());
       }
-      metrics.llmTurn(agent, model.modelName(), model.tokensByKind(response));
+      Map<String, Long> tokens = model.tokensByKind(response);
+      metrics.llmTurn(agent, model.modelName(), tokens);
+      ctx.tokens().add(tokens);
       AiMessage ai = response.aiMessage();
       turn.add(ai);
       if (!ai.hasToolExecutionRequests()) {

@@ -9,6 +9,7 @@ import ca.helu.pallas.runtime.testing.LogCapture;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
+import ch.qos.logback.classic.spi.ILoggingEvent;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.modelcontextprotocol.client.McpSyncClient;
 import java.net.http.HttpResponse;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class StaticTokensIT {
   private static final String DAEDALUS = "s3cr3t-daedalus-token-0123456789";
+  private static final String ARGOS = "argos-token-abcdefghijklmnop";
   private static final String MANIFEST =
       """
       apiVersion: pallas.helu.ca/v1alpha1
@@ -39,7 +41,9 @@ class StaticTokensIT {
         host: 127.0.0.1
         registry: {port: ${port:registry}}
         defaultModel: passthrough
-        agents: [{name: a, port: ${port:a}}]
+        agents:
+          - {name: a, port: ${port:a}}
+          - {name: c, port: ${port:c}, instanceScope: connection}
         auth:
           staticTokens: {secretName: agent-tokens}
           openHealth: OPEN
@@ -52,7 +56,7 @@ class StaticTokensIT {
   @BeforeAll
   static void start() throws Exception {
     Files.writeString(tokens.resolve("daedalus"), DAEDALUS + "\n");
-    Files.writeString(tokens.resolve("argos"), "argos-token-abcdefghijklmnop");
+    Files.writeString(tokens.resolve("argos"), ARGOS);
     // a mounted Secret's bookkeeping: skipped
     Files.createDirectories(tokens.resolve("..data"));
     Files.writeString(tokens.resolve(".hidden"), "not-a-token");
@@ -174,6 +178,79 @@ class StaticTokensIT {
     }
     assertThat(AuthProbe.get(fleet.baseUrl("a") + "/livez").statusCode()).isEqualTo(200);
     assertThat(AuthProbe.get(fleet.baseUrl("a") + "/metrics").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void eachCallIsAuditedWithItsCallerAndItsLinesCarryTheCaller() throws Exception {
+    try (LogCapture log = new LogCapture()) {
+      RawMcp daedalus = RawMcp.open(fleet.mcpUrl("a"), DAEDALUS);
+      daedalus.callTool("send_message", Map.of("message", "one two three four"));
+      List<ILoggingEvent> audit =
+          log.events().stream().filter(e -> e.getLoggerName().equals("pallas.audit")).toList();
+      assertThat(audit).hasSize(1);
+      String line = audit.get(0).getFormattedMessage();
+      assertThat(line)
+          .startsWith("call caller=daedalus client=- agent=a tool=send_message outcome=ok")
+          .matches(".* duration_ms=\\d+ llm_input_tokens=[1-9]\\d* llm_output_tokens=[1-9]\\d*");
+      assertThat(audit.get(0).getMDCPropertyMap()).containsEntry("caller", "daedalus");
+      assertThat(log.lines()).noneMatch(l -> l.contains(DAEDALUS));
+    }
+  }
+
+  @Test
+  void aSessionBelongsToTheCallerWhoOpenedIt() throws Exception {
+    RawMcp daedalus = RawMcp.open(fleet.mcpUrl("c"), DAEDALUS);
+    daedalus.callTool("send_message", Map.of("message", "daedalus's secret plan"));
+    for (RawMcp other : List.of(daedalus.as(ARGOS), daedalus.as(null))) {
+      HttpResponse<String> refused =
+          other.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":"
+                  + "\"c_history\"}}");
+      assertThat(refused.statusCode()).isEqualTo(404);
+      assertThat(refused.body()).doesNotContain("secret plan");
+      assertThat(other.delete()).as("nor may another caller end it").isEqualTo(404);
+    }
+    assertThat(
+            daedalus
+                .request("prompts/get", Map.of("name", "c_history"))
+                .path("messages")
+                .toString())
+        .contains("daedalus's secret plan");
+  }
+
+  @Test
+  void aSessionOpenedWithoutATokenIsTheFirstCallersWhoUsesItWithOne() throws Exception {
+    RawMcp anonymous = RawMcp.open(fleet.mcpUrl("c"), null);
+    RawMcp argos = anonymous.as(ARGOS);
+    argos.callTool("send_message", Map.of("message", "argos was here"));
+    assertThat(sendStatus(anonymous.as(DAEDALUS))).isEqualTo(404);
+    assertThat(sendStatus(anonymous)).as("nor without a token, once claimed").isEqualTo(404);
+    assertThat(argos.request("prompts/get", Map.of("name", "c_history")).toString())
+        .contains("argos was here");
+  }
+
+  /** The HTTP status of a send_message call on {@code session}. */
+  private static int sendStatus(RawMcp session) throws Exception {
+    return session
+        .post(
+            "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+                + "\"send_message\",\"arguments\":{\"message\":\"hi\"}}}")
+        .statusCode();
+  }
+
+  @Test
+  void aSharedAgentKeepsOneConversationPerCaller() throws Exception {
+    RawMcp daedalus = RawMcp.open(fleet.mcpUrl("a"), DAEDALUS);
+    RawMcp argos = RawMcp.open(fleet.mcpUrl("a"), ARGOS);
+    daedalus.callTool("send_message", Map.of("message", "daedalus remembers alpha"));
+    argos.callTool("send_message", Map.of("message", "argos remembers beta"));
+    String ofDaedalus =
+        RawMcp.open(fleet.mcpUrl("a"), DAEDALUS)
+            .request("prompts/get", Map.of("name", "a_history"))
+            .toString();
+    String ofArgos = argos.request("prompts/get", Map.of("name", "a_history")).toString();
+    assertThat(ofDaedalus).contains("daedalus remembers alpha").doesNotContain("beta");
+    assertThat(ofArgos).contains("argos remembers beta").doesNotContain("alpha");
   }
 
   @Test
