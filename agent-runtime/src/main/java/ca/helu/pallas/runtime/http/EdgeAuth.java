@@ -101,12 +101,13 @@ final class EdgeAuth {
 
   /**
    * What a client without a token may do with {@code openHealth}: open a session and call
-   * get_health, with what MCP clients do on the way (notifications, ping, and tools/list, which the
-   * Python SDK calls before a tool call to learn its output schema).
+   * get_health, with what MCP clients do on the way (notifications, ping, tools/list, which the
+   * Python SDK calls before a tool call to learn its output schema, and answers to the server's own
+   * requests on the session, its keep-alive pings).
    */
   private static boolean open(McpEnvelope envelope) {
     if (envelope.isResponse()) {
-      return false;
+      return true;
     }
     String method = envelope.method();
     return OPEN_METHODS.contains(method)

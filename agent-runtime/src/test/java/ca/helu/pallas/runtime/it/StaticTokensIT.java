@@ -131,6 +131,13 @@ class StaticTokensIT {
     RawMcp anonymous = RawMcp.open(fleet.mcpUrl("a"), null);
     assertThat(RawMcp.text(anonymous.callTool("get_health", Map.of()))).contains("\"status\"");
     assertThat(anonymous.request("tools/list", Map.of()).path("tools").size()).isEqualTo(3);
+    // a client's answer to the server's own request (a keep-alive ping) passes: here one the server
+    // does not await, refused as such by the transport, not for want of a token
+    HttpResponse<String> answer =
+        anonymous.post(
+            "{\"jsonrpc\":\"2.0\",\"id\":\"" + anonymous.session() + "-99\",\"result\":{}}");
+    assertThat(answer.statusCode()).isEqualTo(400);
+    assertThat(answer.body()).contains("awaits no response");
     HttpResponse<String> history =
         anonymous.post(
             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":"
