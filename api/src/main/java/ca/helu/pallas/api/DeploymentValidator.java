@@ -28,6 +28,12 @@ public final class DeploymentValidator {
   public static final String DURATION_PATTERN =
       "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$";
 
+  /** An OAuth scope (RFC 6749 §3.3: printable ASCII but space, '"' and '\\'). */
+  public static final String SCOPE_PATTERN = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$";
+
+  /** Entries of spec.auth.oidc.requiredScopes. */
+  public static final int MAX_SCOPES = 32;
+
   /** The CEL form of {@link #checkUrl}. */
   public static final String CEL_HTTP_URL =
       "isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''";
@@ -51,6 +57,7 @@ public final class DeploymentValidator {
   private static final Pattern MODEL = Pattern.compile(MODEL_PATTERN);
   private static final Pattern DURATION = Pattern.compile(DURATION_PATTERN);
   private static final Pattern SECRET_NAME = Pattern.compile(SECRET_NAME_PATTERN);
+  private static final Pattern SCOPE = Pattern.compile(SCOPE_PATTERN);
 
   private DeploymentValidator() {}
 
@@ -285,17 +292,9 @@ public final class DeploymentValidator {
               + "' is not a duration such as 30s or 1m");
     }
     if (s.store() != null) {
-      String secret = s.store().secretName();
-      if (secret == null) {
-        p.add("spec.store.secretName: required");
-      } else if (!SECRET_NAME.matcher(secret).matches() || secret.length() > 253) {
-        p.add(
-            "spec.store.secretName: '"
-                + secret
-                + "' is not a Secret name (a DNS subdomain: lower-case letters, digits, '-' and '.', at"
-                + " most 253 characters)");
-      }
+      checkSecretName("spec.store.secretName", s.store().secretName(), p);
     }
+    checkAuth(s.auth(), p);
     if (s.networkPolicy() != null) {
       checkPeers("spec.networkPolicy.from", s.networkPolicy().from(), p);
       checkPeers("spec.networkPolicy.metricsFrom", s.networkPolicy().metricsFrom(), p);
@@ -308,6 +307,54 @@ public final class DeploymentValidator {
                   "spec.agents: dependency cycle "
                       + cycle
                       + " (through dependsOn and servers naming agents)"));
+    }
+  }
+
+  private static void checkAuth(AuthSpec auth, List<String> p) {
+    if (auth == null) {
+      return;
+    }
+    if ((auth.oidc() == null) == (auth.staticTokens() == null)) {
+      p.add("spec.auth: set exactly one of oidc and staticTokens");
+    }
+    OidcAuthSpec oidc = auth.oidc();
+    if (oidc != null) {
+      checkUrl("spec.auth.oidc.issuerUrl", oidc.issuerUrl(), p);
+      if (oidc.audience() != null && oidc.audience().isBlank()) {
+        p.add("spec.auth.oidc.audience: must not be blank");
+      }
+      List<String> scopes = oidc.effectiveRequiredScopes();
+      if (scopes.size() > MAX_SCOPES) {
+        p.add("spec.auth.oidc.requiredScopes: at most " + MAX_SCOPES + " entries");
+      }
+      for (int i = 0; i < scopes.size(); i++) {
+        String scope = scopes.get(i);
+        if (scope == null || !SCOPE.matcher(scope).matches() || scope.length() > 256) {
+          p.add(
+              "spec.auth.oidc.requiredScopes["
+                  + i
+                  + "]: '"
+                  + scope
+                  + "' is not an OAuth scope (printable ASCII without spaces, '\"' or '\\', at"
+                  + " most 256 characters)");
+        }
+      }
+    }
+    if (auth.staticTokens() != null) {
+      checkSecretName("spec.auth.staticTokens.secretName", auth.staticTokens().secretName(), p);
+    }
+  }
+
+  private static void checkSecretName(String at, String secret, List<String> p) {
+    if (secret == null) {
+      p.add(at + ": required");
+    } else if (!SECRET_NAME.matcher(secret).matches() || secret.length() > 253) {
+      p.add(
+          at
+              + ": '"
+              + secret
+              + "' is not a Secret name (a DNS subdomain: lower-case letters, digits, '-' and '.', at"
+              + " most 253 characters)");
     }
   }
 

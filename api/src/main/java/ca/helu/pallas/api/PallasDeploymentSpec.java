@@ -101,6 +101,11 @@ public record PallasDeploymentSpec(
                 + " Secret names. Default: each pod keeps them in memory.")
         StoreSpec store,
     @JsonPropertyDescription(
+            "Inbound authentication: every agent asks its callers for a bearer token, of an OIDC"
+                + " issuer or from a Secret of static tokens. Default: none, anyone who reaches an"
+                + " agent's port may call it.")
+        AuthSpec auth,
+    @JsonPropertyDescription(
             "Who may reach the fleet's pods (Kubernetes): a NetworkPolicy the operator renders."
                 + " Default: the fleet's namespace, the operator and Prometheus.")
         NetworkPolicySpec networkPolicy) {

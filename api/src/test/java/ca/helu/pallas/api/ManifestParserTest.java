@@ -330,6 +330,46 @@ class ManifestParserTest {
   }
 
   @Test
+  void authNeedsExactlyOneModeAndChecksItsFields() {
+    assertThat(
+            problems(
+                HEAD
+                    + """
+                    spec:
+                      defaultModel: passthrough
+                      agents: [{name: a}]
+                      auth:
+                        oidc: {issuerUrl: "keycloak/realms/x", audience: " ", requiredScopes: ["a b"]}
+                        staticTokens: {secretName: Bad_Name}
+                    """))
+        .contains(
+            "spec.auth: set exactly one of oidc and staticTokens",
+            "spec.auth.oidc.audience: must not be blank")
+        .anyMatch(m -> m.startsWith("spec.auth.oidc.issuerUrl: 'keycloak/realms/x' must be"))
+        .anyMatch(m -> m.startsWith("spec.auth.oidc.requiredScopes[0]: 'a b' is not an OAuth"))
+        .anyMatch(m -> m.startsWith("spec.auth.staticTokens.secretName: 'Bad_Name' is not"));
+    assertThat(problems(HEAD + "spec: {defaultModel: passthrough, agents: [{name: a}], auth: {}}"))
+        .contains("spec.auth: set exactly one of oidc and staticTokens");
+    PallasDeployment ok =
+        ManifestParser.parse(
+            HEAD
+                + """
+                spec:
+                  defaultModel: passthrough
+                  agents: [{name: a}]
+                  auth:
+                    oidc:
+                      issuerUrl: https://keycloak.example/realms/pallas
+                      audience: https://agents.example/{agent}
+                      requiredScopes: ["agents:call"]
+                """,
+            "test.yaml");
+    AuthSpec auth = ok.getSpec().auth();
+    assertThat(auth.effectiveOpenHealth()).isTrue();
+    assertThat(auth.oidc().audienceOf("a", "http://a:1/mcp")).isEqualTo("https://agents.example/a");
+  }
+
+  @Test
   void apiVersionKindAndNameAreRequired() {
     assertThat(
             problems(

@@ -10,6 +10,9 @@ import java.util.Set;
  * @param client the OAuth client ({@code azp} or {@code client_id}), or null
  */
 public record Caller(String name, String client, Set<String> scopes) {
+  /** The request attribute the MCP edge sets to the authenticated caller. */
+  public static final String ATTRIBUTE = "pallas.caller";
+
   public Caller {
     scopes = Set.copyOf(scopes);
   }

@@ -31,6 +31,11 @@ public final class StaticTokens implements Authenticator {
     }
   }
 
+  /** The callers' names (never their tokens). */
+  public java.util.Set<String> names() {
+    return java.util.Collections.unmodifiableSet(digests.keySet());
+  }
+
   @Override
   public Caller authenticate(String authorization) throws AuthFailure {
     String token = BearerTokens.required(authorization);

@@ -2,6 +2,9 @@ package ca.helu.pallas.runtime.cli;
 
 import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.runtime.auth.InboundAuth;
+import ca.helu.pallas.runtime.auth.StaticTokenFiles;
+import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.llm.Retry;
@@ -15,6 +18,7 @@ import ca.helu.pallas.runtime.store.MemoryHistoryStore;
 import ca.helu.pallas.runtime.store.PostgresStore;
 import ca.helu.pallas.runtime.store.StoreConfig;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +50,7 @@ final class ServeCommand implements Command {
   String store;
   long historyTtlSeconds = StoreConfig.DEFAULT_TTL.toSeconds();
   Long historyMaxChars;
+  Path staticTokens;
   final List<String> allowedOrigins = new ArrayList<>();
 
   @Override
@@ -165,6 +170,12 @@ final class ServeCommand implements Command {
                 + " dropped (default: what the model reads, contextWindow x 4)",
             v -> historyMaxChars = CommandOptions.longValue("--history-max-chars", v))
         .value(
+            "--static-tokens",
+            "DIR",
+            "With spec.auth.staticTokens: the callers' tokens, one file per caller named after it"
+                + " (a mounted Secret) (default: $PALLAS_STATIC_TOKENS_DIR)",
+            v -> staticTokens = Path.of(v))
+        .value(
             "--allowed-origin",
             "ORIGIN",
             "Browser Origin accepted besides localhost (repeatable)",
@@ -188,6 +199,21 @@ final class ServeCommand implements Command {
             env.get("PALLAS_STORE_USERNAME").orElse(null),
             env.get("PALLAS_STORE_PASSWORD").orElse(null))
         .withTtl(Duration.ofSeconds(historyTtlSeconds));
+  }
+
+  /**
+   * The static tokens of --static-tokens or PALLAS_STATIC_TOKENS_DIR (docs/configuration.md,
+   * "Inbound authentication"); null: none given.
+   */
+  private StaticTokens staticTokens(Environment env) {
+    Path dir =
+        staticTokens != null
+            ? staticTokens
+            : env.get("PALLAS_STATIC_TOKENS_DIR")
+                .filter(v -> !v.isBlank())
+                .map(Path::of)
+                .orElse(null);
+    return dir == null ? null : StaticTokenFiles.read(dir);
   }
 
   private static long positive(long chars) {
@@ -237,7 +263,9 @@ final class ServeCommand implements Command {
               probePort,
               new TurnLimits(
                   Duration.ofSeconds(turnTimeoutSeconds), TurnLimits.DEFAULT.heartbeat()),
-              historyMaxChars == null ? Long.MAX_VALUE : positive(historyMaxChars));
+              historyMaxChars == null ? Long.MAX_VALUE : positive(historyMaxChars),
+              staticTokens(env));
+      InboundAuth.check(deployment.getSpec().auth(), options.staticTokens());
       storeConfig = storeConfig(env);
 
     } catch (InvalidDeploymentException | IllegalArgumentException e) {

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.http;
 
+import ca.helu.pallas.runtime.auth.InboundAuth;
 import io.undertow.Undertow;
 import io.undertow.UndertowOptions;
 import io.undertow.server.DefaultByteBufferPool;
@@ -208,6 +209,7 @@ public final class HttpHost implements AutoCloseable {
     private EdgeSessions sessions = EdgeSessions.UNBOUNDED;
     private ConnectionCap connections = ConnectionCap.NONE;
     private CallCancels calls = CallCancels.NONE;
+    private EdgeAuth auth;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -257,6 +259,20 @@ public final class HttpHost implements AutoCloseable {
     public Builder calls(CallCancels calls) {
       this.calls = calls;
       return this;
+    }
+
+    /**
+     * Who may call the servlet (docs/runtime.md, "Inbound authentication"), and the Protected
+     * Resource Metadata (RFC 9728) at its well-known path, plain and suffixed with the servlet's
+     * path, which is where clients look for it first; {@code owners} keeps each session to its
+     * caller.
+     */
+    public Builder auth(InboundAuth inbound, String mcpPath, SessionOwners owners) {
+      this.auth = new EdgeAuth(inbound, owners);
+      byte[] document = inbound.metadata();
+      HttpHandler metadata = getOnly(exchange -> send(exchange, 200, "application/json", document));
+      exact(InboundAuth.METADATA_PATH, metadata);
+      return exact(InboundAuth.METADATA_PATH + mcpPath, metadata);
     }
 
     /** At most {@code max} connections, all of them for any request (a probe listener). */
@@ -309,7 +325,8 @@ public final class HttpHost implements AutoCloseable {
                                     pool == null ? new RequestPool(EdgeLimits.DEFAULT) : pool,
                                     sessions,
                                     connections,
-                                    calls)))
+                                    calls,
+                                    auth)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by

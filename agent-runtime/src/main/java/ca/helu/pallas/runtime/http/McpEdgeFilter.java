@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * McpEnvelope}), the drain and its hand-over ({@link Drain}), room for sessions ({@link
  * EdgeSessions}), the concurrent requests and the connections kept for health ({@link RequestPool},
  * {@link ConnectionCap}), and the refusals, always JSON-RPC errors of ours ({@link EdgeErrors},
- * {@link TransportErrors}). A client notification the agent does not act on is accepted here (202).
+ * {@link TransportErrors}), and who may call ({@link EdgeAuth}, when inbound authentication is on).
+ * A client notification the agent does not act on is accepted here (202).
  */
 public final class McpEdgeFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(McpEdgeFilter.class);
@@ -37,6 +38,7 @@ public final class McpEdgeFilter implements Filter {
   private final EdgeSessions sessions;
   private final ConnectionCap connections;
   private final CallCancels calls;
+  private final EdgeAuth auth;
   private final ObjectMapper json;
   private final String tooLarge;
 
@@ -47,6 +49,7 @@ public final class McpEdgeFilter implements Filter {
    * @param sessions the sessions counted against {@code limits.maxSessions()}
    * @param connections the listener's connections: in its reserve only health requests pass
    * @param calls the calls in flight that notifications/cancelled stops
+   * @param auth who may call, or null: anyone (no inbound authentication)
    */
   McpEdgeFilter(
       Duration bodyTimeout,
@@ -54,7 +57,8 @@ public final class McpEdgeFilter implements Filter {
       RequestPool pool,
       EdgeSessions sessions,
       ConnectionCap connections,
-      CallCancels calls) {
+      CallCancels calls,
+      EdgeAuth auth) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
     this.pool = pool;
@@ -62,6 +66,7 @@ public final class McpEdgeFilter implements Filter {
     this.sessions = sessions;
     this.connections = connections;
     this.calls = calls;
+    this.auth = auth;
     this.json = new ObjectMapper(limits.jsonFactory());
     this.tooLarge = EdgeErrors.tooLarge(limits.maxBodyBytes());
   }
@@ -78,12 +83,28 @@ public final class McpEdgeFilter implements Filter {
     if (drain.draining() || healthOnly) {
       ServletRequestContext.requireCurrent().getExchange().setPersistent(false);
     }
+    // credentials first: a request with a bad token learns nothing else about this agent, and a
+    // token that could not be forwarded is an invalid token here (401), not a bad request
+    if (auth != null && !auth.admit(request, response)) {
+      return;
+    }
     Refusal problem = HeaderChecks.problem(request);
     if (problem != null) {
       if (problem.status() == 405) {
         response.setHeader("Allow", "GET, POST, DELETE");
       }
       EdgeErrors.refuse(response, problem, NullNode.instance);
+      return;
+    }
+    String owned = request.getHeader("Mcp-Session-Id");
+    if (auth != null && owned != null && !auth.mayUse(request, owned, sessions)) {
+      // another caller's session is, to this one, a session that does not exist
+      EdgeErrors.refuse(
+          response,
+          404,
+          NullNode.instance,
+          EdgeErrors.INVALID_REQUEST,
+          EdgeErrors.messageFor(404, ""));
       return;
     }
     if (!request.getMethod().equals("POST")) {
@@ -135,6 +156,9 @@ public final class McpEdgeFilter implements Filter {
       EdgeErrors.refuse(response, 400, id, envelope.code(), envelope.problem());
       return;
     }
+    if (auth != null && !auth.allows(request, response, envelope)) {
+      return;
+    }
     String session = request.getHeader("Mcp-Session-Id");
     if (envelope.isResponse() && !HeaderChecks.answersThisServer(id, session)) {
       // a client's mistake, refused quietly here
@@ -175,6 +199,9 @@ public final class McpEdgeFilter implements Filter {
       }
       try {
         pass(cached, response, chain, id, false);
+        if (auth != null) {
+          auth.opened(request, response.getHeader("Mcp-Session-Id"));
+        }
       } finally {
         sessions.release();
       }

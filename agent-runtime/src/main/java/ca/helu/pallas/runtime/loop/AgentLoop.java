@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * One agent's loop: system instruction + history + the user's message, then LLM turns and tool
@@ -111,7 +112,9 @@ public final class AgentLoop {
                 + " failed: "
                 + e.getMessage());
       }
-      metrics.llmTurn(agent, model.modelName(), model.tokensByKind(response));
+      Map<String, Long> tokens = model.tokensByKind(response);
+      metrics.llmTurn(agent, model.modelName(), tokens);
+      ctx.tokens().add(tokens);
       AiMessage ai = response.aiMessage();
       turn.add(ai);
       if (!ai.hasToolExecutionRequests()) {
@@ -160,9 +163,14 @@ public final class AgentLoop {
     // many virtual threads take the calls in order, so the rest wait as list entries, not threads
     ToolExecutionResultMessage[] results = new ToolExecutionResultMessage[requests.size()];
     AtomicInteger next = new AtomicInteger();
+    // the call's log context (agent, request, caller) on the lines of its parallel tool calls too
+    Map<String, String> logContext = MDC.getCopyOfContextMap();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       for (int w = 0; w < workers; w++) {
         pool.submit(() -> {
+          if (logContext != null) {
+            MDC.setContextMap(logContext);
+          }
           // a call that stops starts none of its tool calls not yet started
           for (int i = next.getAndIncrement();
               i < results.length && !ctx.cancellation().stopped();

@@ -1,10 +1,12 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.EdgeSessions;
+import ca.helu.pallas.runtime.http.SessionOwners;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
@@ -72,6 +74,7 @@ public final class AgentMcpServer implements AutoCloseable {
   private final StreamableHttpTransport transport;
   private final McpAsyncServer server;
   private final Calls calls;
+  private final SessionOwners owners = new SessionOwners();
 
   /**
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
@@ -141,7 +144,10 @@ public final class AgentMcpServer implements AutoCloseable {
             limits.maxSessions(),
             limits.sessionIdle(),
             Duration.ofSeconds(30),
-            conversations::closed);
+            session -> {
+              conversations.closed(session);
+              owners.forget(session);
+            });
     metrics.sessions(agent, transport::sessionCount);
 
     McpSchema.Tool sendMessage =
@@ -200,10 +206,14 @@ public final class AgentMcpServer implements AutoCloseable {
 
   /** What a request gives the tool handlers. */
   private static McpTransportContext context(HttpServletRequest request) {
-    Map<String, Object> context = new HashMap<>(2);
+    Map<String, Object> context = new HashMap<>(4);
     String auth = request.getHeader("Authorization");
     if (auth != null) {
       context.put(TurnHandler.AUTHORIZATION, auth);
+    }
+    // who calls, as the edge authenticated it (docs/runtime.md, "Inbound authentication")
+    if (request.getAttribute(Caller.ATTRIBUTE) instanceof Caller caller) {
+      context.put(TurnHandler.CALLER, caller);
     }
     // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
     // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by
@@ -245,6 +255,11 @@ public final class AgentMcpServer implements AutoCloseable {
     return calls;
   }
 
+  /** Which caller each session belongs to, for the edge (inbound authentication). */
+  public SessionOwners owners() {
+    return owners;
+  }
+
   /** Room for new sessions, for the edge to keep the cap. */
   public EdgeSessions sessions() {
     return transport.sessions();
@@ -281,6 +296,7 @@ public final class AgentMcpServer implements AutoCloseable {
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
           calls.sessionDeleted(session);
           conversations.forget(session);
+          owners.forget(session);
         }
       }
     };
@@ -303,7 +319,7 @@ public final class AgentMcpServer implements AutoCloseable {
   private McpSchema.GetPromptResult history(McpAsyncServerExchange exchange) {
     List<ChatMessage> history;
     try {
-      history = conversations.existing(exchange.sessionId());
+      history = conversations.existing(exchange.sessionId(), TurnHandler.caller(exchange));
     } catch (StoreException e) {
       // a JSON-RPC error naming the store, never a partial history (docs/runtime.md, "When the
       // conversation store fails")

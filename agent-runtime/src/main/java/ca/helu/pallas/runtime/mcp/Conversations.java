@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.store.AgentHistories;
 import ca.helu.pallas.runtime.store.StoreException;
@@ -13,9 +14,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * An agent's conversations by instance scope (docs/runtime.md, "Conversations and concurrency"):
- * one for a shared agent, one per MCP session for connection scope, none for request. Their
- * histories are in the agent's {@link AgentHistories}; the order of this process's turns on each is
- * kept here, by one {@link TurnSlot} per conversation with calls running or queued.
+ * one for a shared agent (one per caller with inbound authentication on), one per MCP session for
+ * connection scope (each session kept to its caller at the edge), none for request. Their histories
+ * are in the agent's {@link AgentHistories}; the order of this process's turns on each is kept
+ * here, by one {@link TurnSlot} per conversation with calls running or queued.
  */
 final class Conversations {
   private static final Logger LOG = LoggerFactory.getLogger(Conversations.class);
@@ -38,12 +40,21 @@ final class Conversations {
     return histories;
   }
 
-  /** The conversation a call of {@code sessionId} continues: null for a shared agent's one. */
-  String conversationOf(String sessionId) {
+  /**
+   * The conversation a call of {@code sessionId} by {@code caller} continues: the session's, or a
+   * shared agent's one (null), or with inbound authentication a shared agent's one of this caller,
+   * so that no caller reads or continues another's (issue 18 §2).
+   *
+   * @param caller the authenticated caller, or null (no inbound authentication)
+   */
+  String conversationOf(String sessionId, Caller caller) {
     if (scope == InstanceScope.REQUEST) {
       throw new IllegalStateException("request scope keeps no history");
     }
-    return scope == InstanceScope.SHARED ? null : sessionId;
+    if (scope == InstanceScope.SHARED) {
+      return caller == null ? null : "caller:" + caller.name();
+    }
+    return sessionId;
   }
 
   /**
@@ -68,11 +79,11 @@ final class Conversations {
   }
 
   /** The history the history prompt shows: empty for request scope. */
-  List<ChatMessage> existing(String sessionId) throws StoreException {
+  List<ChatMessage> existing(String sessionId, Caller caller) throws StoreException {
     if (scope == InstanceScope.REQUEST) {
       return List.of();
     }
-    return histories.read(conversationOf(sessionId));
+    return histories.read(conversationOf(sessionId, caller));
   }
 
   /** Deletes a session's history (the client deleted the session). */

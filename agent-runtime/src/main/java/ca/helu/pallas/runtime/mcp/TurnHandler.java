@@ -1,9 +1,11 @@
 package ca.helu.pallas.runtime.mcp;
 
 import ca.helu.pallas.api.InstanceScope;
+import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.CallContext;
 import ca.helu.pallas.runtime.loop.Cancellation;
+import ca.helu.pallas.runtime.loop.TokenTally;
 import ca.helu.pallas.runtime.loop.TurnResult;
 import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
@@ -16,6 +18,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
@@ -48,6 +51,15 @@ final class TurnHandler {
 
   /** The transport context's key for the caller's Authorization header. */
   static final String AUTHORIZATION = "authorization";
+
+  /** The transport context's key for the authenticated {@link Caller}. */
+  static final String CALLER = "pallas.caller";
+
+  /**
+   * One line per call on this logger (docs/operations.md, "Audit"): who, which agent and tool, the
+   * outcome, how long, how many LLM tokens.
+   */
+  private static final Logger AUDIT = LoggerFactory.getLogger("pallas.audit");
 
   /** The transport context's key for the call's {@link Cancellation}. */
   static final String CANCELLATION = "pallas.cancellation";
@@ -131,11 +143,22 @@ final class TurnHandler {
     }
     long start = System.nanoTime();
     String requestId = requestId();
+    Caller caller = caller(exchange);
     MDC.put("agent", agent);
     MDC.put("request_id", requestId);
+    if (caller != null) {
+      // the caller on every line of the call (docs/operations.md, "Audit")
+      MDC.put("caller", caller.name());
+      if (caller.client() != null) {
+        MDC.put("client", caller.client());
+      }
+    }
     boolean ok = false;
+    String outcome = "error";
+    TokenTally tokens = new TokenTally();
     if (!inFlight.enter()) {
       metrics.sendMessage(agent, false, Duration.ofNanos(System.nanoTime() - start));
+      audit(request.name(), "refused", start, tokens);
       MDC.clear();
       return answer(
           call, error("agent '" + agent + "' is shutting down; retry on another replica"));
@@ -152,13 +175,16 @@ final class TurnHandler {
               requestId,
               bearer(exchange),
               McpProgress.forCall(exchange, request.progressToken(), agent),
-              call);
-      TurnResult result = turn(exchange, McpMessages.userMessage(args), ctx);
+              call,
+              tokens);
+      TurnResult result = turn(exchange, McpMessages.userMessage(args), ctx, caller);
       if (result == null) {
+        outcome = "stopped";
         LOG.debug("call stopped: {}", call.reason());
         return Optional.empty();
       }
       ok = result.ok();
+      outcome = ok ? "ok" : "error";
       return Optional.of(
           ok
               ? McpSchema.CallToolResult.builder()
@@ -168,6 +194,7 @@ final class TurnHandler {
               : error(result.text()));
     } catch (RuntimeException e) {
       if (call.stopped()) {
+        outcome = "stopped";
         LOG.debug("call stopped: {} ({})", call.reason(), e.toString());
         return Optional.empty();
       }
@@ -178,8 +205,32 @@ final class TurnHandler {
       call.detach();
       metrics.sendMessage(agent, ok, Duration.ofNanos(System.nanoTime() - start));
       inFlight.exit();
+      audit(request.name(), outcome, start, tokens);
       MDC.clear();
     }
+  }
+
+  /**
+   * The call's audit line: the caller and client come from the MDC (absent without inbound
+   * authentication), the rest is said here, each field bounded (the tool is one of ours).
+   */
+  private void audit(String tool, String outcome, long start, TokenTally tokens) {
+    AUDIT.info(
+        "call caller={} client={} agent={} tool={} outcome={} duration_ms={}"
+            + " llm_input_tokens={} llm_output_tokens={}",
+        Objects.requireNonNullElse(MDC.get("caller"), "-"),
+        Objects.requireNonNullElse(MDC.get("client"), "-"),
+        agent,
+        tool,
+        outcome,
+        Duration.ofNanos(System.nanoTime() - start).toMillis(),
+        tokens.of("input"),
+        tokens.of("output"));
+  }
+
+  /** The caller the edge authenticated, or null (no inbound authentication). */
+  static Caller caller(McpAsyncServerExchange exchange) {
+    return exchange.transportContext().get(CALLER) instanceof Caller c ? c : null;
   }
 
   /** {@code result}, unless the call stopped first. */
@@ -195,14 +246,15 @@ final class TurnHandler {
    * call with an error naming it, and the history holds no part of the turn (docs/runtime.md, "When
    * the conversation store fails").
    */
-  private TurnResult turn(McpAsyncServerExchange exchange, UserMessage user, CallContext ctx) {
+  private TurnResult turn(
+      McpAsyncServerExchange exchange, UserMessage user, CallContext ctx, Caller caller) {
     Cancellation call = ctx.cancellation();
     if (scope == InstanceScope.REQUEST) {
       call.startDeadline(deadline);
       TurnResult r = loop.run(List.of(), user, ctx);
       return call.finish() ? r : null;
     }
-    String conversation = conversations.conversationOf(exchange.sessionId());
+    String conversation = conversations.conversationOf(exchange.sessionId(), caller);
     AgentHistories histories = conversations.histories();
     TurnSlot slot = conversations.join(conversation);
     try {
@@ -239,7 +291,7 @@ final class TurnHandler {
                 return null; // a stopped turn is no turn: the history holds no half of it
               }
               if (r.ok()) {
-                histories.append(conversation, null, r.messages());
+                histories.append(conversation, caller == null ? null : caller.name(), r.messages());
               }
               return r;
             } catch (StoreException e) {

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.auth.InboundAuth;
 import ca.helu.pallas.runtime.http.Drain;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.RequestPool;
@@ -33,6 +34,7 @@ public final class AgentHost implements AutoCloseable {
    * @param resources closed after the server stops (downstream clients, health probes)
    * @param drainMode what a call that reaches this replica while it drains gets (DrainMode)
    * @param probePort where /livez and /readyz are answered too, and nothing else (null: nowhere)
+   * @param auth who may call /mcp, and the metadata that says how (null: anyone)
    */
   public AgentHost(
       String agent,
@@ -45,7 +47,8 @@ public final class AgentHost implements AutoCloseable {
       Duration bodyTimeout,
       RequestPool pool,
       DrainMode drainMode,
-      Integer probePort) {
+      Integer probePort,
+      InboundAuth auth) {
     this.agent = agent;
     this.mcp = mcp;
     this.inFlight = inFlight;
@@ -53,8 +56,12 @@ public final class AgentHost implements AutoCloseable {
     this.drainMode = drainMode;
     HttpHandler livez = HttpHost.probe(() -> true);
     HttpHandler readyz = HttpHost.probe(() -> started && !inFlight.draining());
+    HttpHost.Builder builder = HttpHost.builder(bindAddress, port);
+    if (auth != null) {
+      builder.auth(auth, "/mcp", mcp.owners());
+    }
     this.http =
-        HttpHost.builder(bindAddress, port)
+        builder
             .bodyTimeout(bodyTimeout)
             .drain(new Drain(inFlight::draining, drainMode == DrainMode.HAND_OVER))
             .limits(pool, mcp.sessions())

@@ -6,6 +6,8 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
+import ca.helu.pallas.runtime.auth.InboundAuth;
+import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.LoopMetrics;
@@ -24,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -164,8 +167,19 @@ public final class Fleet implements AutoCloseable {
     }
   }
 
+  /**
+   * An agent's resource identifier (docs/runtime.md, "Inbound authentication"): the MCP URL its
+   * callers use, as the registry publishes it.
+   */
+  private String resourceUrl(AgentSpec agent) {
+    return options.cluster() ? PallasNames.agentUrl(deployment, agent) : publicUrl(agent);
+  }
+
   private void startAgent(AgentSpec agent) {
     int port = spec().portOf(agent);
+    InboundAuth auth =
+        InboundAuth.of(spec().auth(), agent.name(), resourceUrl(agent), options.staticTokens())
+            .orElse(null);
     AgentParts parts = partsFactory.create(spec(), agent, this::peerUrl);
     try {
       AgentLoop loop =
@@ -187,7 +201,7 @@ public final class Fleet implements AutoCloseable {
               AgentCard.of(spec(), agent),
               loop,
               agent.effectiveInstanceScope(),
-              parts.health(),
+              auth == null ? parts.health() : withAuth(parts.health(), auth),
               metrics,
               inFlight,
               options.allowedOrigins(),
@@ -211,14 +225,40 @@ public final class Fleet implements AutoCloseable {
               options.cluster()
                   ? (shared ? DrainMode.SERVE : DrainMode.HAND_OVER)
                   : DrainMode.REFUSE,
-              options.probePort());
+              options.probePort(),
+              auth);
       listen(agent.name(), port, host);
+      if (auth != null) {
+        // the issuer is read now rather than at the first token, so get_health tells an
+        // unreachable issuer at once; without blocking the start (it may be down)
+        Thread.ofVirtual().name("pallas-oidc-discovery-" + agent.name()).start(auth::discover);
+        LOG.info(
+            "agent {}: callers need a bearer token ({}); resource metadata at {}",
+            agent.name(),
+            spec().auth().oidc() != null
+                ? "OIDC, issuer " + spec().auth().oidc().issuerUrl()
+                : "static tokens of " + options.staticTokens().names().size() + " callers",
+            auth.metadataUrl());
+      }
       agents.put(agent.name(), host);
       LOG.info("agent {} serving on port {}", agent.name(), port);
     } catch (RuntimeException e) {
       parts.close();
       throw e;
     }
+  }
+
+  /**
+   * The agent's health, degraded while tokens cannot be validated (docs/runtime.md, "Inbound
+   * authentication": without the issuer's keys every call is refused, and get_health says why).
+   */
+  private static Supplier<HealthReport> withAuth(Supplier<HealthReport> health, InboundAuth auth) {
+    return () -> {
+      HealthReport report = health.get();
+      return auth.problem()
+          .map(problem -> HealthReport.degradedBy(report, "Inbound auth: " + problem))
+          .orElse(report);
+    };
   }
 
   /** Starts an agent's listeners, or none: the one started is stopped if the probe port fails. */

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.serve;
 
+import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.mcp.TurnLimits;
@@ -26,6 +27,8 @@ import java.util.List;
  *     (docs/runtime.md, "Deadlines and cancellation")
  * @param historyMaxChars the most one conversation's history holds, below what the model reads
  *     (docs/runtime.md, "Conversations and concurrency"; {@code --history-max-chars})
+ * @param staticTokens the callers' tokens when the manifest's {@code spec.auth.staticTokens} asks
+ *     for them ({@code --static-tokens}, docs/configuration.md), held as digests only; else null
  */
 public record ServeOptions(
     String bindAddress,
@@ -37,7 +40,8 @@ public record ServeOptions(
     EdgeLimits limits,
     Integer probePort,
     TurnLimits turns,
-    long historyMaxChars) {
+    long historyMaxChars,
+    StaticTokens staticTokens) {
   public ServeOptions {
     if (probePort != null && onlyAgent == null) {
       throw new IllegalArgumentException(
@@ -57,7 +61,8 @@ public record ServeOptions(
         EdgeLimits.DEFAULT,
         null,
         TurnLimits.DEFAULT,
-        Long.MAX_VALUE);
+        Long.MAX_VALUE,
+        null);
   }
 
   public ServeOptions withBindAddress(String address) {
@@ -71,7 +76,8 @@ public record ServeOptions(
         limits,
         probePort,
         turns,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
@@ -85,7 +91,8 @@ public record ServeOptions(
         limits,
         probePort,
         turns,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
@@ -99,7 +106,8 @@ public record ServeOptions(
         limits,
         probePort,
         turns,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
@@ -113,7 +121,8 @@ public record ServeOptions(
         edgeLimits,
         probePort,
         turns,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 
   public ServeOptions withTurns(TurnLimits turnLimits) {
@@ -127,7 +136,8 @@ public record ServeOptions(
         limits,
         probePort,
         turnLimits,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 
   /** Each conversation's history holds at most {@code chars} characters. */
@@ -142,7 +152,24 @@ public record ServeOptions(
         limits,
         probePort,
         turns,
-        chars);
+        chars,
+        staticTokens);
+  }
+
+  /** Callers authenticate with these static tokens (spec.auth.staticTokens). */
+  public ServeOptions withStaticTokens(StaticTokens tokens) {
+    return new ServeOptions(
+        bindAddress,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turns,
+        historyMaxChars,
+        tokens);
   }
 
   /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
@@ -157,7 +184,8 @@ public record ServeOptions(
         limits,
         probePort,
         turns,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
@@ -172,6 +200,7 @@ public record ServeOptions(
         limits,
         port,
         turns,
-        historyMaxChars);
+        historyMaxChars,
+        staticTokens);
   }
 }

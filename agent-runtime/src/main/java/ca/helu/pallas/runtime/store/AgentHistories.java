@@ -8,7 +8,9 @@ import java.util.List;
 /**
  * The conversation histories of one agent: what the MCP surface and the turn handler talk to,
  * whichever store holds them. A conversation is named by its session: the MCP session id for {@code
- * instanceScope: connection}, {@code null} for the one conversation of a {@code shared} agent.
+ * instanceScope: connection}, {@code null} for the one conversation of a {@code shared} agent, or
+ * with inbound authentication {@code caller:<name>} for each caller's conversation with it
+ * (docs/runtime.md, "Inbound authentication").
  */
 public interface AgentHistories {
   /** The conversation held for one turn, across every process that shares the store. */
@@ -38,7 +40,8 @@ public interface AgentHistories {
    * Adds one turn's messages at once (never a part of them), then drops the oldest whole turns past
    * the conversation's bound.
    *
-   * @param caller who made the turn, when known (null until callers carry an identity)
+   * @param caller who made the turn (the authenticated caller's name), or null without inbound
+   *     authentication
    */
   void append(String session, String caller, List<ChatMessage> turn) throws StoreException;
 

@@ -54,7 +54,9 @@ final class MemoryHistories implements AgentHistories {
 
   @Override
   public List<ChatMessage> read(String session) {
-    if (scope == InstanceScope.SHARED) {
+    // a shared agent's one conversation; with inbound authentication each caller's is kept as a
+    // session's is (AgentHistories: the key names the caller)
+    if (scope == InstanceScope.SHARED && session == null) {
       return shared.snapshot();
     }
     synchronized (bySession) {
@@ -70,7 +72,7 @@ final class MemoryHistories implements AgentHistories {
 
   @Override
   public void append(String session, String caller, List<ChatMessage> turn) {
-    if (scope == InstanceScope.SHARED) {
+    if (scope == InstanceScope.SHARED && session == null) {
       shared.append(turn);
       return;
     }
@@ -113,12 +115,11 @@ final class MemoryHistories implements AgentHistories {
   @Override
   public int held() {
     return switch (scope) {
-      case SHARED -> 1;
       case REQUEST -> 0;
-      case CONNECTION -> {
+      case SHARED, CONNECTION -> {
         synchronized (bySession) {
           expire(clock.getAsLong());
-          yield bySession.size();
+          yield bySession.size() + (scope == InstanceScope.SHARED ? 1 : 0);
         }
       }
     };
@@ -127,7 +128,11 @@ final class MemoryHistories implements AgentHistories {
   @Override
   public long chars() {
     return switch (scope) {
-      case SHARED -> shared.chars();
+      case SHARED -> {
+        synchronized (bySession) {
+          yield shared.chars() + sessionChars;
+        }
+      }
       case REQUEST -> 0;
       case CONNECTION -> {
         synchronized (bySession) {

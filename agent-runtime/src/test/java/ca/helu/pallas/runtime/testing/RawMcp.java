@@ -163,6 +163,11 @@ public final class RawMcp {
     return new RawMcp(otherUrl, bearer, session);
   }
 
+  /** This session, its requests sent with another bearer (null: none). */
+  public RawMcp as(String otherBearer) {
+    return new RawMcp(url, otherBearer, session);
+  }
+
   /** The session's Mcp-Session-Id. */
   public String session() {
     return session;

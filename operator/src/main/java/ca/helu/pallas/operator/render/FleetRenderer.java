@@ -283,6 +283,7 @@ public final class FleetRenderer {
         s.agents(),
         s.monitoring(),
         s.store(),
+        s.auth(),
         s.networkPolicy());
   }
 

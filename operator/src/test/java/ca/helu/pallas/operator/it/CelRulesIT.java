@@ -219,6 +219,38 @@ class CelRulesIT {
             "spec.store.secretName",
             "Required value"),
         rule(
+            "auth has exactly one mode",
+            "fleet",
+            "auth: {openHealth: false}\n  agents: [{name: a}]",
+            "spec.auth",
+            "set exactly one of oidc and staticTokens"),
+        rule(
+            "auth has not both modes",
+            "fleet",
+            "auth: {oidc: {issuerUrl: 'https://k/realms/p'}, staticTokens: {secretName: t}}\n"
+                + "  agents: [{name: a}]",
+            "spec.auth",
+            "set exactly one of oidc and staticTokens"),
+        rule(
+            "the issuer is a URL",
+            "fleet",
+            "auth: {oidc: {issuerUrl: 'keycloak/realms/p'}}\n  agents: [{name: a}]",
+            "spec.auth.oidc.issuerUrl",
+            "must be an http:// or https:// URL with a host"),
+        rule(
+            "a required scope is a scope",
+            "fleet",
+            "auth: {oidc: {issuerUrl: 'https://k/realms/p', requiredScopes: ['a b']}}\n"
+                + "  agents: [{name: a}]",
+            "spec.auth.oidc.requiredScopes[0]",
+            "should match"),
+        rule(
+            "static tokens name a Secret",
+            "fleet",
+            "auth: {staticTokens: {secretName: Not_A_Name}}\n  agents: [{name: a}]",
+            "spec.auth.staticTokens.secretName",
+            "should match"),
+        rule(
             "description length",
             "fleet",
             "agents: [{name: a, description: '" + "d".repeat(101) + "'}]",

@@ -1,0 +1,141 @@
+package ca.helu.pallas.runtime.http;
+
+import ca.helu.pallas.runtime.auth.AuthFailure;
+import ca.helu.pallas.runtime.auth.Caller;
+import ca.helu.pallas.runtime.auth.InboundAuth;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Set;
+
+/**
+ * The edge's authentication (docs/runtime.md, "Inbound authentication"): a request with an
+ * Authorization header is authenticated before anything else is looked at, and its caller set as
+ * the request's {@link Caller#ATTRIBUTE}; one without is refused, unless {@code openHealth} lets it
+ * do what a health poller needs (see {@link #open}). A refusal is 401 or 403 with the
+ * WWW-Authenticate header of RFC 6750 §3 pointing at the agent's Protected Resource Metadata (RFC
+ * 9728 §5.1) and a JSON-RPC error in our words; neither ever quotes the token. A token in the query
+ * string is never read (RFC 6750 §2.3 is not supported: query strings end up in logs).
+ */
+final class EdgeAuth {
+  /** JSON-RPC error code of a refusal for credentials (the MCP specification names none). */
+  static final int UNAUTHORIZED = -32001;
+
+  /** Methods a client without a token may call with {@code openHealth}; tools/call is special. */
+  private static final Set<String> OPEN_METHODS = Set.of("initialize", "ping", "tools/list");
+
+  private final InboundAuth auth;
+  private final SessionOwners owners;
+
+  EdgeAuth(InboundAuth auth, SessionOwners owners) {
+    this.auth = auth;
+    this.owners = owners;
+  }
+
+  /**
+   * Whether this request's caller (or a request without a token) may use {@code session}, which the
+   * agent holds ({@link SessionOwners}); one the agent does not hold is left to the transport,
+   * which answers 404, and is claimed by no one.
+   */
+  boolean mayUse(HttpServletRequest request, String session, EdgeSessions sessions) {
+    if (!sessions.known(session)) {
+      return true;
+    }
+    return owners.admits(session, callerName(request));
+  }
+
+  /** A session was opened by this request: it belongs to the request's caller, if it has one. */
+  void opened(HttpServletRequest request, String session) {
+    String caller = callerName(request);
+    if (session != null && caller != null) {
+      owners.admits(session, caller);
+    }
+  }
+
+  private static String callerName(HttpServletRequest request) {
+    return request.getAttribute(Caller.ATTRIBUTE) instanceof Caller c ? c.name() : null;
+  }
+
+  /**
+   * Authenticates a request that carries an Authorization header, or refuses one without when
+   * nothing is open; true when it may go on (a request without a token then still has its method
+   * checked by {@link #allows}).
+   */
+  boolean admit(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    String authorization = request.getHeader("Authorization");
+    if (authorization == null && auth.openHealth()) {
+      return true;
+    }
+    try {
+      request.setAttribute(Caller.ATTRIBUTE, auth.authenticate(authorization));
+      return true;
+    } catch (AuthFailure f) {
+      refuse(response, f, NullNode.instance);
+      return false;
+    }
+  }
+
+  /**
+   * Whether a POST of {@code envelope} may go on: it has a caller, or it is one of what a client
+   * without a token may do ({@code openHealth}); otherwise it is refused here with 401.
+   */
+  boolean allows(HttpServletRequest request, HttpServletResponse response, McpEnvelope envelope)
+      throws IOException {
+    if (request.getAttribute(Caller.ATTRIBUTE) != null || open(envelope)) {
+      return true;
+    }
+    refuse(
+        response,
+        new AuthFailure(
+            AuthFailure.Code.NONE,
+            "a bearer token is required for "
+                + (envelope.method().equals("tools/call")
+                    ? "this tool"
+                    : EdgeErrors.safe(envelope.method()))
+                + " (without one, only initialize, ping, tools/list and get_health)"),
+        envelope.id());
+    return false;
+  }
+
+  /**
+   * What a client without a token may do with {@code openHealth}: open a session and call
+   * get_health, with what MCP clients do on the way (notifications, ping, tools/list, which the
+   * Python SDK calls before a tool call to learn its output schema, and answers to the server's own
+   * requests on the session, its keep-alive pings).
+   */
+  private static boolean open(McpEnvelope envelope) {
+    if (envelope.isResponse()) {
+      return true;
+    }
+    String method = envelope.method();
+    return OPEN_METHODS.contains(method)
+        || envelope.isNotification()
+        || method.equals("tools/call") && "get_health".equals(envelope.tool());
+  }
+
+  private void refuse(HttpServletResponse response, AuthFailure failure, JsonNode id)
+      throws IOException {
+    StringBuilder challenge = new StringBuilder("Bearer resource_metadata=\"");
+    challenge.append(auth.metadataUrl()).append('"');
+    if (!auth.scope().isEmpty()) {
+      challenge.append(", scope=\"").append(auth.scope()).append('"');
+    }
+    AuthFailure.Code code = failure.code();
+    if (code.error() != null) {
+      challenge.append(", error=\"").append(code.error()).append('"');
+      challenge
+          .append(", error_description=\"")
+          .append(failure.getMessage().replace('"', '\''))
+          .append('"');
+    }
+    response.setHeader("WWW-Authenticate", challenge.toString());
+    EdgeErrors.refuse(
+        response,
+        code.status(),
+        id,
+        UNAUTHORIZED,
+        (code.status() == 403 ? "Forbidden: " : "Unauthorized: ") + failure.getMessage());
+  }
+}

@@ -1,0 +1,49 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+import java.util.List;
+
+/**
+ * The OIDC issuer whose access tokens the agents accept (docs/runtime.md, "Inbound
+ * authentication"), e.g. a Keycloak realm.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record OidcAuthSpec(
+    @JsonPropertyDescription(
+            "The issuer, exactly as its tokens' iss claim, e.g."
+                + " https://keycloak.example/realms/pallas; its discovery document is read from"
+                + " {issuerUrl}/.well-known/openid-configuration.")
+        @Required
+        @ValidationRule(
+            value = DeploymentValidator.CEL_HTTP_URL,
+            message = "must be an http:// or https:// URL with a host")
+        @Size(max = 2048)
+        String issuerUrl,
+    @JsonPropertyDescription(
+            "What a token's aud claim must contain; {agent} is replaced by the agent's name."
+                + " Default: the agent's own MCP URL (its resource identifier, as its protected"
+                + " resource metadata publishes it).")
+        @Pattern("\\S")
+        @Size(max = 2048)
+        String audience,
+    @JsonPropertyDescription("Scopes every token must carry (its scope claim). Default: none.")
+        @Size(max = DeploymentValidator.MAX_SCOPES)
+        List<@Pattern(DeploymentValidator.SCOPE_PATTERN) @Size(max = 256) String> requiredScopes) {
+
+  /** Placeholder of {@link #audience()} for the agent's name. */
+  public static final String AGENT_PLACEHOLDER = "{agent}";
+
+  public List<String> effectiveRequiredScopes() {
+    return requiredScopes == null ? List.of() : requiredScopes;
+  }
+
+  /** The audience an agent's tokens must carry, given its resource identifier (its MCP URL). */
+  public String audienceOf(String agent, String resource) {
+    return audience == null ? resource : audience.replace(AGENT_PLACEHOLDER, agent);
+  }
+}
