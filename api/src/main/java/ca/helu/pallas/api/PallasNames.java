@@ -44,6 +44,12 @@ public final class PallasNames {
   /** Where pods mount the rendered manifest, and its key in the ConfigMap. */
   public static final String CONFIG_DIR = "/etc/pallas";
 
+  /**
+   * Where an agent pod has the Secret of {@code spec.auth.staticTokens} mounted, one file per
+   * caller ({@code PALLAS_STATIC_TOKENS_DIR}, docs/operator.md, "Pods").
+   */
+  public static final String STATIC_TOKENS_DIR = "/var/run/pallas/static-tokens";
+
   public static final String CONFIG_KEY = "deployment.yaml";
   public static final String CONFIG_FILE = CONFIG_DIR + "/" + CONFIG_KEY;
 

@@ -191,6 +191,7 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
     Condition ready = ready(next);
     LOG.info("status: Ready={} {}: {}", ready.getStatus(), ready.getReason(), ready.getMessage());
     warnOnNewProblem(primary, next);
+    warnWhenCallersBecomeUnauthenticated(primary, next);
     PallasDeployment patch =
         new PallasDeployment(
             new ObjectMetaBuilder()
@@ -222,12 +223,28 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
     }
   }
 
+  /** One Warning event when a fleet starts (or goes on) without inbound authentication. */
+  private void warnWhenCallersBecomeUnauthenticated(
+      PallasDeployment primary, PallasDeploymentStatus next) {
+    Condition now = condition(next, StatusAggregator.CALLERS_AUTHENTICATED);
+    Condition before = condition(primary.getStatus(), StatusAggregator.CALLERS_AUTHENTICATED);
+    if (now != null
+        && "False".equals(now.getStatus())
+        && (before == null || !"False".equals(before.getStatus()))) {
+      events.warning(primary, now.getReason(), now.getMessage());
+    }
+  }
+
   private static Condition ready(PallasDeploymentStatus status) {
+    return condition(status, StatusAggregator.READY);
+  }
+
+  private static Condition condition(PallasDeploymentStatus status, String type) {
     if (status == null || status.conditions() == null) {
       return null;
     }
     return status.conditions().stream()
-        .filter(c -> StatusAggregator.READY.equals(c.getType()))
+        .filter(c -> type.equals(c.getType()))
         .findFirst()
         .orElse(null);
   }

@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.registry;
 
 import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.Icon;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.runtime.mcp.AgentCard;
@@ -26,6 +27,15 @@ public final class RegistryDocument {
   /** server.json name: {namespace}/{agent name with _ replaced by -}. */
   public static String serverName(PallasDeploymentSpec spec, AgentSpec agent) {
     return spec.effectiveRegistry().effectiveNamespace() + "/" + agent.name().replace('_', '-');
+  }
+
+  /** What a client puts into the Authorization header, for a person reading the registry. */
+  static String authorization(AuthSpec auth) {
+    return auth.oidc() != null
+        ? "Bearer <access token of "
+            + auth.oidc().issuerUrl()
+            + ">; the agent's /.well-known/oauth-protected-resource names the issuer and scopes"
+        : "Bearer <static token>, as the fleet's operator issued it";
   }
 
   /**
@@ -65,6 +75,14 @@ public final class RegistryDocument {
       ObjectNode remote = server.putArray("remotes").addObject();
       remote.put("type", "streamable-http");
       remote.put("url", mcpUrl.apply(agent));
+      if (spec.auth() != null) {
+        // server.json 2025-12-11: the header a client must send (docs/contract.md, "Registry")
+        ObjectNode header = remote.putArray("headers").addObject();
+        header.put("name", "Authorization");
+        header.put("description", authorization(spec.auth()));
+        header.put("isRequired", true);
+        header.put("isSecret", true);
+      }
       ObjectNode capabilities = server.putObject("capabilities");
       capabilities.put("model", card.capabilities().model());
       capabilities.put("vision", card.capabilities().vision());

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RegistryDocumentTest {
@@ -35,6 +36,7 @@ class RegistryDocumentTest {
     assertThat(research.get("remotes").get(0).get("type").asText()).isEqualTo("streamable-http");
     assertThat(research.get("remotes").get(0).get("url").asText())
         .isEqualTo("http://puck.incus:23031/mcp");
+    assertThat(research.get("remotes").get(0).has("headers")).as("no auth, no header").isFalse();
     JsonNode caps = research.get("capabilities");
     assertThat(caps.get("model").asText()).isEqualTo("qwen3-8b-q5");
     assertThat(caps.get("vision").asBoolean()).isFalse();
@@ -64,5 +66,36 @@ class RegistryDocumentTest {
             "t");
     assertThat(RegistryDocument.serverName(d.getSpec(), d.getSpec().effectiveAgents().get(0)))
         .isEqualTo("com.example.project/tech-research");
+  }
+
+  /** With spec.auth each remote names the header a client must send (server.json 2025-12-11). */
+  @Test
+  void withInboundAuthEachRemoteRequiresASecretAuthorizationHeader() throws Exception {
+    for (String auth :
+        List.of(
+            "oidc: {issuerUrl: 'https://idp.example/realms/pallas'}",
+            "staticTokens: {secretName: tokens}")) {
+      PallasDeployment d =
+          ManifestParser.parse(
+              """
+              apiVersion: pallas.helu.ca/v1alpha1
+              kind: PallasDeployment
+              metadata: {name: t}
+              spec:
+                defaultModel: passthrough
+                auth: {%s}
+                agents: [{name: a}]
+              """
+                  .formatted(auth),
+              "t");
+      JsonNode header =
+          new ObjectMapper()
+              .readTree(RegistryDocument.render(d.getSpec(), a -> "http://a/mcp", Instant.now()))
+              .at("/servers/0/server/remotes/0/headers/0");
+      assertThat(header.get("name").asText()).isEqualTo("Authorization");
+      assertThat(header.get("isRequired").asBoolean()).isTrue();
+      assertThat(header.get("isSecret").asBoolean()).isTrue();
+      assertThat(header.get("description").asText()).startsWith("Bearer <");
+    }
   }
 }

@@ -1,7 +1,9 @@
 package ca.helu.pallas.operator.dependent;
 
+import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.OperatorConfig;
+import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.Capabilities;
 import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -23,8 +25,10 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -45,6 +49,7 @@ final class Pods {
 
   static final String CONFIG_VOLUME = "config";
   static final String TMP_VOLUME = "tmp";
+  static final String TOKENS_VOLUME = "static-tokens";
 
   private Pods() {}
 
@@ -156,6 +161,44 @@ final class Pods {
             .withSizeLimit(new Quantity("64Mi"))
             .endEmptyDir()
             .build());
+  }
+
+  /** An agent pod's volumes: {@link #volumes}, and the Secret of its static tokens if any. */
+  static List<Volume> agentVolumes(RenderedFleet fleet) {
+    List<Volume> volumes = new ArrayList<>(volumes(fleet.name()));
+    staticTokens(fleet)
+        .ifPresent(secret ->
+            volumes.add(
+                new VolumeBuilder()
+                    .withName(TOKENS_VOLUME)
+                    .withNewSecret()
+                    .withSecretName(secret)
+                    // read by the runtime's user, which the pod sets and no fsGroup maps
+                    .withDefaultMode(0444)
+                    .endSecret()
+                    .build()));
+    return volumes;
+  }
+
+  /** An agent container's mounts: {@link #mounts}, and its static tokens read-only. */
+  static List<VolumeMount> agentMounts(RenderedFleet fleet) {
+    List<VolumeMount> mounts = new ArrayList<>(mounts());
+    if (staticTokens(fleet).isPresent()) {
+      mounts.add(
+          new VolumeMountBuilder()
+              .withName(TOKENS_VOLUME)
+              .withMountPath(PallasNames.STATIC_TOKENS_DIR)
+              .withReadOnly(true)
+              .build());
+    }
+    return mounts;
+  }
+
+  private static Optional<String> staticTokens(RenderedFleet fleet) {
+    AuthSpec auth = fleet.primary().getSpec().auth();
+    return auth == null || auth.staticTokens() == null
+        ? Optional.empty()
+        : Optional.of(auth.staticTokens().secretName());
   }
 
   static List<VolumeMount> mounts() {

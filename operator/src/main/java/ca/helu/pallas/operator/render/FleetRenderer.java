@@ -13,6 +13,7 @@ import ca.helu.pallas.api.ProvidersSpec;
 import ca.helu.pallas.api.SecretValue;
 import ca.helu.pallas.api.SecretValue.SecretKeyRef;
 import ca.helu.pallas.api.SecretVariables;
+import ca.helu.pallas.api.StaticTokensSpec;
 import ca.helu.pallas.api.StoreSpec;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.MapperFeature;
@@ -88,6 +89,9 @@ public final class FleetRenderer {
       if (rendered.store() != null) {
         storeVariables(rendered.store(), digests, env, secretDigests, missing);
       }
+      if (rendered.auth() != null && rendered.auth().staticTokens() != null) {
+        staticTokens(rendered.auth().staticTokens(), digests, env, secretDigests, missing);
+      }
       int port = rendered.portOf(agent);
       Map<String, Object> view = agentView(rendered, agent, manifest, secretDigests);
       agents.put(
@@ -121,6 +125,38 @@ public final class FleetRenderer {
           .ifPresent(d -> secretDigests.put(variable, d));
     });
   }
+
+  /**
+   * Static tokens: the Secret is mounted in the agent's pod (AgentDeploymentsDependentResource),
+   * its directory named by PALLAS_STATIC_TOKENS_DIR; the digest of every key rolls the pods when a
+   * token changes, since the runtime reads them once at start (docs/runtime.md, "Inbound
+   * authentication").
+   */
+  private static void staticTokens(
+      StaticTokensSpec tokens,
+      SecretDigests digests,
+      Map<String, EnvVar> env,
+      Map<String, String> secretDigests,
+      List<String> missing) {
+    env.put(
+        STATIC_TOKENS_VARIABLE,
+        new EnvVarBuilder()
+            .withName(STATIC_TOKENS_VARIABLE)
+            .withValue(PallasNames.STATIC_TOKENS_DIR)
+            .build());
+    String field = "spec.auth.staticTokens.secretName";
+    Optional<Map<String, String>> keys = digests.of(tokens.secretName());
+    if (keys.isEmpty()) {
+      missing.add(field + ": Secret '" + tokens.secretName() + "' does not exist");
+    } else if (keys.get().isEmpty()) {
+      missing.add(field + ": Secret '" + tokens.secretName() + "' holds no token");
+    } else {
+      keys.get().forEach((caller, digest) -> secretDigests.put("static-token " + caller, digest));
+    }
+  }
+
+  /** The runtime's variable naming the static tokens' directory (docs/configuration.md). */
+  static final String STATIC_TOKENS_VARIABLE = "PALLAS_STATIC_TOKENS_DIR";
 
   private static EnvVar fromSecret(String variable, SecretKeyRef ref) {
     return new EnvVarBuilder()
@@ -184,6 +220,8 @@ public final class FleetRenderer {
     view.put("model", spec.modelOf(agent));
     view.put("provider", providerOf(spec, agent));
     view.put("capabilities", spec.effectiveModelCapabilities());
+    // who may call: the runtime reads spec.auth at start
+    view.put("auth", spec.auth());
     Map<String, Object> servers = new TreeMap<>();
     for (String server : agent.effectiveServers()) {
       spec.mcpServer(server).ifPresent(s -> servers.put(server, s));

@@ -24,10 +24,11 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * The Secrets PallasDeployments reference (by {@code secretKeyRef}, and the conversation store's
- * {@code spec.store.secretName}): watched so that a rotated key rolls exactly the agents that use
- * it, and so that a missing one is reported (docs/operator.md). Helm's release Secrets, the largest
- * kind and never referenced, are not watched.
+ * The Secrets PallasDeployments reference (by {@code secretKeyRef}, the conversation store's {@code
+ * spec.store.secretName} and the static tokens' {@code spec.auth.staticTokens.secretName}): watched
+ * so that a rotated key rolls exactly the agents that use it, and so that a missing one is reported
+ * (docs/operator.md). Helm's release Secrets, the largest kind and never referenced, are not
+ * watched.
  */
 public final class ReferencedSecrets {
   public static final String NAME = "referenced-secrets";
@@ -104,6 +105,11 @@ public final class ReferencedSecrets {
             .collect(Collectors.toCollection(TreeSet::new));
     if (spec.store() != null && spec.store().secretName() != null) {
       names.add(spec.store().secretName());
+    }
+    if (spec.auth() != null
+        && spec.auth().staticTokens() != null
+        && spec.auth().staticTokens().secretName() != null) {
+      names.add(spec.auth().staticTokens().secretName());
     }
     return names;
   }

@@ -41,5 +41,11 @@ public enum Reason {
   /** An agent's Verified=False: it has no ready pod to ask. */
   NoReadyPod,
   /** An agent's Verified=Unknown: its handshake is on its way. */
-  Pending
+  Pending,
+  /** CallersAuthenticated=True: every agent asks for an OIDC issuer's bearer token. */
+  OidcTokens,
+  /** CallersAuthenticated=True: every agent asks for one of the static tokens of a Secret. */
+  StaticTokens,
+  /** CallersAuthenticated=False: anyone who reaches an agent's port may call it. */
+  NoInboundAuth
 }

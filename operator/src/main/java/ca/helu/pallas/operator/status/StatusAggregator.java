@@ -1,6 +1,7 @@
 package ca.helu.pallas.operator.status;
 
 import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentStatus;
 import ca.helu.pallas.api.PallasDeploymentStatus.AgentStatus;
@@ -29,6 +30,7 @@ public final class StatusAggregator {
   public static final String PROGRESSING = "Progressing";
   public static final String DEGRADED = "Degraded";
   public static final String VERIFIED = "Verified";
+  public static final String CALLERS_AUTHENTICATED = "CallersAuthenticated";
 
   private StatusAggregator() {}
 
@@ -165,12 +167,36 @@ public final class StatusAggregator {
       conditions.add(
           verified(agents, o.verifications()).toCondition(VERIFIED, generation, previous, time));
     }
+    conditions.add(
+        callersAuthenticated(primary.getSpec().auth())
+            .toCondition(CALLERS_AUTHENTICATED, generation, previous, time));
     return new PallasDeploymentStatus(
         generation,
         conditions,
         PallasNames.registryUrl(primary),
         ready + "/" + agents.size(),
         agentStatus);
+  }
+
+  /**
+   * Whether the agents ask their callers for a token (spec.auth, docs/runtime.md, "Inbound
+   * authentication"): a fleet without works, but says so (issue 18 §1).
+   */
+  static Cond callersAuthenticated(AuthSpec auth) {
+    if (auth == null) {
+      return new Cond(
+          false,
+          Reason.NoInboundAuth,
+          "spec.auth is not set: anyone who can reach an agent's port may call it and spend its"
+              + " LLM tokens; set spec.auth (oidc or staticTokens) and keep the NetworkPolicy on");
+    }
+    return auth.oidc() != null
+        ? new Cond(
+            true, Reason.OidcTokens, "every agent asks for a token of " + auth.oidc().issuerUrl())
+        : new Cond(
+            true,
+            Reason.StaticTokens,
+            "every agent asks for a token of Secret '" + auth.staticTokens().secretName() + "'");
   }
 
   /**

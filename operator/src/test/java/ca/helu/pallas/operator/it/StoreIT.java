@@ -12,7 +12,6 @@ import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
 import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
@@ -47,7 +46,8 @@ class StoreIT {
         .contains("spec.store.secretName: Secret 'pallas-store' does not exist");
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> warnings(ns), w -> w.stream().anyMatch(m -> m.contains("pallas-store")));
+        .until(
+            () -> Fixtures.warnings(ns), w -> w.stream().anyMatch(m -> m.contains("pallas-store")));
     assertThat(agentDeployment(d, "a")).as("nothing runs without its store").isNull();
 
     Fixtures.secret(ns, "pallas-store", Map.of("url", "jdbc:postgresql://pg:5432/pallas"));
@@ -105,12 +105,5 @@ class StoreIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> !configHash(d, "a").equals(a) && !configHash(d, "b").equals(b));
-  }
-
-  private static List<String> warnings(String ns) {
-    return K8S.v1().events().inNamespace(ns).list().getItems().stream()
-        .filter(e -> "Warning".equals(e.getType()))
-        .map(Event::getMessage)
-        .toList();
   }
 }

@@ -7,6 +7,7 @@ import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -87,6 +88,14 @@ public final class Fixtures {
         .atMost(Duration.ofSeconds(30))
         .until(() -> condition(d, type), c -> c.isPresent() && reason.equals(c.get().getReason()))
         .orElseThrow();
+  }
+
+  /** The messages of the Warning events of a namespace. */
+  public static List<String> warnings(String ns) {
+    return k8s().v1().events().inNamespace(ns).list().getItems().stream()
+        .filter(e -> "Warning".equals(e.getType()))
+        .map(Event::getMessage)
+        .toList();
   }
 
   public static Deployment agentDeployment(PallasDeployment d, String agent) {
