@@ -94,9 +94,14 @@ public final class McpHandshake implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the shared client at once: {@code close()} would wait for every exchange, and a stream a
+   * server never ends (a GET the SDK left open, a server that hangs) would block the operator's
+   * stop (seen in McpHandshakeIT).
+   */
   @Override
   public void close() {
-    http.close();
+    http.shutdownNow();
   }
 
   /** A failure in words a user can act on, by its type. */

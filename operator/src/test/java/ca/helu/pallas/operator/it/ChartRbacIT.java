@@ -145,7 +145,8 @@ class ChartRbacIT {
 
   /**
    * A fleet using everything the operator writes: agents, registry, inline and referenced Secrets,
-   * ServiceMonitor, a PodDisruptionBudget, a HorizontalPodAutoscaler and a NetworkPolicy.
+   * static tokens mounted from a Secret, ServiceMonitor, a PodDisruptionBudget, a
+   * HorizontalPodAutoscaler and a NetworkPolicy.
    */
   private static PallasDeployment fleet(String ns) {
     admin
@@ -158,6 +159,16 @@ class ChartRbacIT {
                 .withStringData(Map.of("key", "sk-test"))
                 .build())
         .create();
+    admin
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("callers")
+                .withNamespace(ns)
+                .endMetadata()
+                .withStringData(Map.of("daedalus", "tok-test"))
+                .build())
+        .create();
     return Fixtures.parse(
         "fleet",
         ns,
@@ -167,6 +178,7 @@ class ChartRbacIT {
             openai: {apiKey: {secretKeyRef: {name: llm, key: key}}}
             anthropic: {apiKey: {value: inline-key}}
           monitoring: {serviceMonitor: {enabled: true}}
+          auth: {staticTokens: {secretName: callers}}
           agents:
             - {name: helper, replicas: 2}
             - {name: coordinator, servers: [helper], autoscaling: {maxReplicas: 3}}
