@@ -78,7 +78,11 @@ public record AgentSpec(
     @JsonPropertyDescription(
             "Container resources (Kubernetes). Default: requests cpu 100m, memory 256Mi; limit"
                 + " memory 512Mi.")
-        ResourceRequirements resources) {
+        ResourceRequirements resources,
+    @JsonPropertyDescription(
+            "How much one caller may use this agent; overrides spec.callerLimits. Default: no"
+                + " limit.")
+        CallerLimitsSpec callerLimits) {
 
   public List<String> effectiveServers() {
     return servers == null ? List.of() : servers;

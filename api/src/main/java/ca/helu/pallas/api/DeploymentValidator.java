@@ -168,6 +168,7 @@ public final class DeploymentValidator {
         continue;
       }
       String at = "spec.agents[" + i + "]";
+      checkCallerLimits(at + ".callerLimits", a.callerLimits(), p);
       if (!checkName(at + ".name", a.name(), p)) {
         continue;
       }
@@ -295,6 +296,7 @@ public final class DeploymentValidator {
       checkSecretName("spec.store.secretName", s.store().secretName(), p);
     }
     checkAuth(s.auth(), p);
+    checkCallerLimits("spec.callerLimits", s.callerLimits(), p);
     if (s.networkPolicy() != null) {
       checkPeers("spec.networkPolicy.from", s.networkPolicy().from(), p);
       checkPeers("spec.networkPolicy.metricsFrom", s.networkPolicy().metricsFrom(), p);
@@ -405,6 +407,24 @@ public final class DeploymentValidator {
       return false;
     }
     return true;
+  }
+
+  private static void checkCallerLimits(String at, CallerLimitsSpec limits, List<String> p) {
+    if (limits == null) {
+      return;
+    }
+    checkRange(at + ".concurrentCalls", limits.concurrentCalls(), 100_000, p);
+    checkRange(at + ".callsPerMinute", limits.callsPerMinute(), 1_000_000, p);
+    Long tokens = limits.llmTokensPerHour();
+    if (tokens != null && tokens < 1) {
+      p.add(at + ".llmTokensPerHour: " + tokens + " must be at least 1");
+    }
+  }
+
+  private static void checkRange(String at, Integer value, int max, List<String> p) {
+    if (value != null && (value < 1 || value > max)) {
+      p.add(at + ": " + value + " must be between 1 and " + max);
+    }
   }
 
   private static void checkPeers(String at, List<NetworkPolicySpec.Peer> peers, List<String> p) {

@@ -108,7 +108,11 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription(
             "Who may reach the fleet's pods (Kubernetes): a NetworkPolicy the operator renders."
                 + " Default: the fleet's namespace, the operator and Prometheus.")
-        NetworkPolicySpec networkPolicy) {
+        NetworkPolicySpec networkPolicy,
+    @JsonPropertyDescription(
+            "How much one caller may use each agent (agents[].callerLimits overrides it). Default:"
+                + " no limit.")
+        CallerLimitsSpec callerLimits) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 
@@ -120,6 +124,11 @@ public record PallasDeploymentSpec(
       "(has(a.port) ? a.port : " + CEL_REGISTRY_PORT + " + 1 + self.agents.indexOf(a))";
   static final String CEL_PORT_B =
       "(has(b.port) ? b.port : " + CEL_REGISTRY_PORT + " + 1 + self.agents.indexOf(b))";
+
+  /** The agent's own limits per caller, else the fleet's, else null (none). */
+  public CallerLimitsSpec callerLimitsOf(AgentSpec agent) {
+    return agent.callerLimits() != null ? agent.callerLimits() : callerLimits;
+  }
 
   public NetworkPolicySpec effectiveNetworkPolicy() {
     return networkPolicy == null ? new NetworkPolicySpec(null, null, null) : networkPolicy;

@@ -221,12 +221,13 @@ public final class OperatorBenchmark {
               null,
               null,
               null,
+              null,
               null));
     }
     return new PallasDeployment(
         new ObjectMetaBuilder().withName(name).withNamespace(ns).build(),
         new PallasDeploymentSpec(
-            null, null, null, "passthrough", null, null, null, list, null, null, null, null));
+            null, null, null, "passthrough", null, null, null, list, null, null, null, null, null));
   }
 
   private static String namespace(KubernetesClient k8s, String name) {

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.mcp;
 
+import ca.helu.pallas.api.CallerLimitsSpec;
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.health.HealthReport;
@@ -84,6 +85,7 @@ public final class AgentMcpServer implements AutoCloseable {
    *     left
    * @param stores where the agent's MCP sessions and their streams' events are kept, for every
    *     replica (docs/runtime.md, "Sessions")
+   * @param callerLimits how much one caller may use the agent (null: no limit)
    */
   public AgentMcpServer(
       AgentCard card,
@@ -98,7 +100,8 @@ public final class AgentMcpServer implements AutoCloseable {
       long conversationChars,
       HistoryStore store,
       TurnLimits turns,
-      SessionStores stores) {
+      SessionStores stores,
+      CallerLimitsSpec callerLimits) {
     this.agent = card.name();
     this.health = health;
     this.scope = scope;
@@ -124,7 +127,15 @@ public final class AgentMcpServer implements AutoCloseable {
         () -> histories == null ? 0 : 2 * histories.chars());
     this.calls = new Calls(turns.heartbeat());
     TurnHandler turnHandler =
-        new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
+        new TurnHandler(
+            card,
+            loop,
+            scope,
+            conversations,
+            metrics,
+            inFlight,
+            turns.deadline(),
+            CallerLimits.of(agent, callerLimits));
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
     // our tools declare no output schema, so nothing is ever validated; this also spares loading

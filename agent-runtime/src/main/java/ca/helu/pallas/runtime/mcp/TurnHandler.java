@@ -72,6 +72,7 @@ final class TurnHandler {
   private final Conversations conversations;
   private final PallasMetrics metrics;
   private final InFlight inFlight;
+  private final CallerLimits limits;
   private final Duration deadline;
 
   TurnHandler(
@@ -81,8 +82,10 @@ final class TurnHandler {
       Conversations conversations,
       PallasMetrics metrics,
       InFlight inFlight,
-      Duration deadline) {
+      Duration deadline,
+      CallerLimits limits) {
     this.agent = card.name();
+    this.limits = limits;
     this.loop = loop;
     this.vision = card.capabilities().vision();
     // a message the model could read in full
@@ -114,9 +117,25 @@ final class TurnHandler {
         stopped.tryEmitEmpty();
       }
     });
+    Caller caller = caller(exchange);
+    CallerLimits.Admission admission;
+    try {
+      admission = limits.admit(caller == null ? null : caller.name());
+    } catch (CallerLimits.Refused refused) {
+      // refused before it starts: a JSON-RPC error naming the limit (docs/runtime.md,
+      // "Per-caller limits"), counted, in the audit line
+      metrics.callerLimitRefused(agent, refused.limit);
+      LOG.debug("refused a call: {}", refused.getMessage());
+      if (caller != null) {
+        MDC.put("caller", caller.name());
+      }
+      audit(request.name(), "refused", System.nanoTime(), new TokenTally());
+      MDC.clear();
+      return Mono.error(refused.asMcpError());
+    }
     // a turn that stopped gives no signal of its own: the stop's answer is the only one
     Mono<McpSchema.CallToolResult> turn =
-        Mono.fromCallable(() -> run(exchange, request, call))
+        Mono.fromCallable(() -> run(exchange, request, call, admission))
             .subscribeOn(CALLS)
             .flatMap(answer -> answer.map(Mono::just).orElseGet(Mono::never));
     // at the drain deadline a call still queued or running is answered, not cut off
@@ -132,12 +151,17 @@ final class TurnHandler {
                           + "' is shutting down and could not finish this call; retry on another"
                           + " replica");
                 }));
-    return Mono.firstWithSignal(turn, shutdown, stopped.asMono());
+    // however the call ends (its turn, a stop, the drain's deadline), its place is given back
+    return Mono.firstWithSignal(turn, shutdown, stopped.asMono())
+        .doFinally(signal -> admission.release());
   }
 
   /** The call's answer; empty when the call stopped first (its answer is the stop's). */
   private Optional<McpSchema.CallToolResult> run(
-      McpAsyncServerExchange exchange, McpSchema.CallToolRequest request, Cancellation call) {
+      McpAsyncServerExchange exchange,
+      McpSchema.CallToolRequest request,
+      Cancellation call,
+      CallerLimits.Admission admission) {
     if (!call.attach()) {
       return Optional.empty();
     }
@@ -202,6 +226,8 @@ final class TurnHandler {
       return answer(
           call, error("internal error in agent '" + agent + "' (request " + requestId + ")"));
     } finally {
+      admission.charge(tokens.of("input") + tokens.of("output"));
+      admission.release();
       call.detach();
       metrics.sendMessage(agent, ok, Duration.ofNanos(System.nanoTime() - start));
       inFlight.exit();

@@ -112,6 +112,24 @@ public final class PallasMetrics {
         .record(duration);
   }
 
+  private final Map<List<String>, Counter> limitRefusals = new ConcurrentHashMap<>();
+
+  /**
+   * pallas_caller_limit_refusals_total{agent, limit}: calls refused for a per-caller limit (docs/
+   * runtime.md, "Per-caller limits"); the caller is not a label (bounded series).
+   */
+  public void callerLimitRefused(String agent, String limit) {
+    limitRefusals
+        .computeIfAbsent(
+            List.of(agent, limit),
+            k ->
+                Counter.builder("pallas.caller.limit.refusals")
+                    .description("Calls refused for a per-caller limit")
+                    .tags("agent", agent, "limit", limit)
+                    .register(registry))
+        .increment();
+  }
+
   private final Map<List<String>, Counter> llmCounters = new ConcurrentHashMap<>();
 
   /** pallas_llm_turns_total{agent, model} and pallas_llm_tokens_total{agent, model, kind}. */

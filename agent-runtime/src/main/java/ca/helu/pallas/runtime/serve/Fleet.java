@@ -210,7 +210,8 @@ public final class Fleet implements AutoCloseable {
               options.historyMaxChars(),
               histories,
               options.turns(),
-              sessions);
+              sessions,
+              spec().callerLimitsOf(agent));
       AgentHost host =
           new AgentHost(
               agent.name(),

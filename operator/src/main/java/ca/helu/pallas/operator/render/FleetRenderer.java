@@ -215,13 +215,15 @@ public final class FleetRenderer {
             null,
             null,
             null,
+            null,
             null));
     view.put("port", spec.portOf(agent));
     view.put("model", spec.modelOf(agent));
     view.put("provider", providerOf(spec, agent));
     view.put("capabilities", spec.effectiveModelCapabilities());
-    // who may call: the runtime reads spec.auth at start
+    // who may call, and how much: the runtime reads both at start
     view.put("auth", spec.auth());
+    view.put("callerLimits", spec.callerLimitsOf(agent));
     Map<String, Object> servers = new TreeMap<>();
     for (String server : agent.effectiveServers()) {
       spec.mcpServer(server).ifPresent(s -> servers.put(server, s));
@@ -322,7 +324,8 @@ public final class FleetRenderer {
         s.monitoring(),
         s.store(),
         s.auth(),
-        s.networkPolicy());
+        s.networkPolicy(),
+        s.callerLimits());
   }
 
   private static ProviderSpec inlineProvider(

@@ -73,6 +73,12 @@ class CelRulesIT {
             "spec.mcpServers",
             "mcpServers[].name must be unique"),
         rule(
+            "caller limit below 1",
+            "fleet",
+            "agents: [{name: a, callerLimits: {concurrentCalls: 0}}]",
+            "spec.agents[0].callerLimits.concurrentCalls",
+            "greater than or equal to 1"),
+        rule(
             "networkPolicy peer namespace",
             "fleet",
             "networkPolicy: {from: [{namespace: Not_A_Namespace}]}\n  agents: [{name: a}]",
