@@ -14,6 +14,7 @@ import ca.helu.pallas.runtime.store.HistoryBounds;
 import ca.helu.pallas.runtime.store.HistoryStore;
 import ca.helu.pallas.runtime.store.SessionStores;
 import ca.helu.pallas.runtime.store.StoreException;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.data.message.ChatMessage;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -81,6 +82,7 @@ public final class AgentMcpServer implements AutoCloseable {
    *     left
    * @param stores where the agent's MCP sessions and their streams' events are kept, for every
    *     replica (docs/runtime.md, "Sessions")
+   * @param tracing where the calls' spans go (docs/observability.md)
    */
   public AgentMcpServer(
       AgentCard card,
@@ -95,7 +97,8 @@ public final class AgentMcpServer implements AutoCloseable {
       long conversationChars,
       HistoryStore store,
       TurnLimits turns,
-      SessionStores stores) {
+      SessionStores stores,
+      Tracing tracing) {
     this.agent = card.name();
     this.health = health;
     this.scope = scope;
@@ -121,7 +124,8 @@ public final class AgentMcpServer implements AutoCloseable {
         () -> histories == null ? 0 : 2 * histories.chars());
     this.calls = new Calls(turns.heartbeat());
     TurnHandler turnHandler =
-        new TurnHandler(card, loop, scope, conversations, metrics, inFlight, turns.deadline());
+        new TurnHandler(
+            card, loop, scope, conversations, metrics, inFlight, turns.deadline(), tracing);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
     // our tools declare no output schema, so nothing is ever validated; this also spares loading
@@ -204,6 +208,15 @@ public final class AgentMcpServer implements AutoCloseable {
     String auth = request.getHeader("Authorization");
     if (auth != null) {
       context.put(TurnHandler.AUTHORIZATION, auth);
+    }
+    // the caller's trace context (docs/observability.md, "Context propagation")
+    String traceparent = request.getHeader("traceparent");
+    if (traceparent != null) {
+      context.put(TurnHandler.TRACEPARENT, traceparent);
+      String tracestate = request.getHeader("tracestate");
+      if (tracestate != null) {
+        context.put(TurnHandler.TRACESTATE, tracestate);
+      }
     }
     // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
     // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by

@@ -9,13 +9,23 @@ import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.store.AgentHistories;
 import ca.helu.pallas.runtime.store.StoreException;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import dev.langchain4j.data.message.UserMessage;
 import io.modelcontextprotocol.server.McpAsyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
@@ -52,6 +62,11 @@ final class TurnHandler {
   /** The transport context's key for the call's {@link Cancellation}. */
   static final String CANCELLATION = "pallas.cancellation";
 
+  /** The transport context's keys for the caller's W3C trace context headers. */
+  static final String TRACEPARENT = "traceparent";
+
+  static final String TRACESTATE = "tracestate";
+
   private final String agent;
   private final AgentLoop loop;
   private final boolean vision;
@@ -61,6 +76,8 @@ final class TurnHandler {
   private final PallasMetrics metrics;
   private final InFlight inFlight;
   private final Duration deadline;
+  private final Tracing tracing;
+  private final Tracer tracer;
 
   TurnHandler(
       AgentCard card,
@@ -69,7 +86,8 @@ final class TurnHandler {
       Conversations conversations,
       PallasMetrics metrics,
       InFlight inFlight,
-      Duration deadline) {
+      Duration deadline,
+      Tracing tracing) {
     this.agent = card.name();
     this.loop = loop;
     this.vision = card.capabilities().vision();
@@ -81,6 +99,8 @@ final class TurnHandler {
     this.metrics = metrics;
     this.inFlight = inFlight;
     this.deadline = deadline;
+    this.tracing = tracing;
+    this.tracer = tracing.tracer();
   }
 
   /** The answer to one call of send_message or of the tool named after the agent. */
@@ -123,16 +143,67 @@ final class TurnHandler {
     return Mono.firstWithSignal(turn, shutdown, stopped.asMono());
   }
 
-  /** The call's answer; empty when the call stopped first (its answer is the stop's). */
+  /**
+   * The call's answer, in the call's span (docs/observability.md, "Spans"): a server span after the
+   * MCP semantic conventions, child of the caller's trace context; empty when the call stopped
+   * first (its answer is the stop's).
+   */
   private Optional<McpSchema.CallToolResult> run(
       McpAsyncServerExchange exchange, McpSchema.CallToolRequest request, Cancellation call) {
     if (!call.attach()) {
       return Optional.empty();
     }
+    Span span =
+        tracer
+            .spanBuilder("tools/call " + request.name())
+            .setParent(callerContext(exchange, request))
+            .setSpanKind(SpanKind.SERVER)
+            .setAttribute("mcp.method.name", "tools/call")
+            .setAttribute("gen_ai.operation.name", "execute_tool")
+            .setAttribute("gen_ai.tool.name", request.name())
+            .startSpan();
+    try (Scope current = span.makeCurrent()) {
+      Optional<McpSchema.CallToolResult> answer = runInSpan(exchange, request, call);
+      if (answer.isEmpty()) {
+        span.setAttribute("error.type", "cancelled");
+      } else if (Boolean.TRUE.equals(answer.get().isError())) {
+        span.setAttribute("error.type", "tool_error");
+        span.setStatus(StatusCode.ERROR);
+      }
+      return answer;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The trace context the caller sent, in {@code params._meta} or in HTTP headers. */
+  private Context callerContext(
+      McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
+    if (!tracing.on()) {
+      return Context.root();
+    }
+    Map<String, String> headers = new HashMap<>(2);
+    if (exchange.transportContext().get(TRACEPARENT) instanceof String traceparent) {
+      headers.put(TRACEPARENT, traceparent);
+    }
+    if (exchange.transportContext().get(TRACESTATE) instanceof String tracestate) {
+      headers.put(TRACESTATE, tracestate);
+    }
+    return tracing.callerContext(request.meta(), headers);
+  }
+
+  private Optional<McpSchema.CallToolResult> runInSpan(
+      McpAsyncServerExchange exchange, McpSchema.CallToolRequest request, Cancellation call) {
     long start = System.nanoTime();
     String requestId = requestId();
     MDC.put("agent", agent);
     MDC.put("request_id", requestId);
+    SpanContext traced = Span.current().getSpanContext();
+    if (traced.isValid()) {
+      // logs and traces meet on these (docs/observability.md, "Logs")
+      MDC.put("trace_id", traced.getTraceId());
+      MDC.put("span_id", traced.getSpanId());
+    }
     boolean ok = false;
     if (!inFlight.enter()) {
       metrics.sendMessage(agent, false, Duration.ofNanos(System.nanoTime() - start));
@@ -153,7 +224,7 @@ final class TurnHandler {
               bearer(exchange),
               McpProgress.forCall(exchange, request.progressToken(), agent),
               call);
-      TurnResult result = turn(exchange, McpMessages.userMessage(args), ctx);
+      TurnResult result = invokeAgent(exchange, McpMessages.userMessage(args), ctx);
       if (result == null) {
         LOG.debug("call stopped: {}", call.reason());
         return Optional.empty();
@@ -188,6 +259,32 @@ final class TurnHandler {
     return call.finish() ? Optional.of(result) : Optional.empty();
   }
 
+  /** The turn in its {@code invoke_agent} span (the GenAI semantic conventions' agent span). */
+  private TurnResult invokeAgent(
+      McpAsyncServerExchange exchange, UserMessage user, CallContext ctx) {
+    Span span =
+        tracer
+            .spanBuilder("invoke_agent " + agent)
+            .setAttribute("gen_ai.operation.name", "invoke_agent")
+            .setAttribute("gen_ai.agent.name", agent)
+            .setAttribute("gen_ai.provider.name", loop.model().provider())
+            .setAttribute("gen_ai.request.model", loop.model().modelName())
+            .setAttribute("pallas.agent.scope", scope.name().toLowerCase(Locale.ROOT))
+            .startSpan();
+    try (Scope current = span.makeCurrent()) {
+      TurnResult result = turn(exchange, user, ctx);
+      if (result == null) {
+        span.setAttribute("error.type", "cancelled");
+      } else if (!result.ok()) {
+        span.setAttribute("error.type", "turn_failed");
+        span.setStatus(StatusCode.ERROR);
+      }
+      return result;
+    } finally {
+      span.end();
+    }
+  }
+
   /**
    * The agent loop on the conversation's history, one turn at a time per conversation (in this
    * process by its turn slot, across replicas by the store's hold), within the turn's deadline;
@@ -205,8 +302,11 @@ final class TurnHandler {
     String conversation = conversations.conversationOf(exchange.sessionId());
     AgentHistories histories = conversations.histories();
     TurnSlot slot = conversations.join(conversation);
+    // the wait for the conversation's earlier turns, here and on other replicas
+    Span wait = tracer.spanBuilder("wait conversation").startSpan();
     try {
       int ahead = slot.waiting();
+      wait.setAttribute("pallas.conversation.turns_ahead", (long) ahead);
       if (ahead > 0) {
         ctx.progress()
             .relay(
@@ -232,6 +332,7 @@ final class TurnHandler {
                                     + " is answering a call of this conversation on another replica"
                                     + " first; waiting",
                                 false))) {
+              wait.end();
               metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
               call.startDeadline(deadline);
               TurnResult r = loop.run(histories.read(conversation), user, ctx);
@@ -253,6 +354,7 @@ final class TurnHandler {
     } catch (TurnSlot.Stopped e) {
       return null;
     } finally {
+      wait.end(); // a call that stopped while it waited (ending twice is a no-op)
       conversations.leave(conversation);
     }
   }

@@ -196,7 +196,8 @@ public final class Fleet implements AutoCloseable {
               options.historyMaxChars(),
               histories,
               options.turns(),
-              sessions);
+              sessions,
+              parts.tracing());
       AgentHost host =
           new AgentHost(
               agent.name(),
