@@ -205,6 +205,7 @@ async def test_a_python_client_call_through_two_agents_and_an_npm_server_is_one_
     coordinator_call = child(client_span, "tools/call send_message")
     coordinator = child(coordinator_call, "invoke_agent coordinator")
     to_helper = child(coordinator, "tools/call helper")
+    assert tags[to_helper]["pallas.peer.agent"] == "helper"
     helper_call = child(to_helper, "tools/call helper")
     helper = child(helper_call, "invoke_agent helper")
     echo = child(helper, "tools/call echo")

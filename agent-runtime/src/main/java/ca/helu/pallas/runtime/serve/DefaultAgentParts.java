@@ -24,8 +24,10 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Assembles agents' parts from the manifest: the model ({@link ModelChooser}), the clients of the
@@ -149,17 +151,29 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),
             timings.healthInterval(),
             model.unavailable());
-    Parts parts = new Parts(tracing.traced(model.client()), servers, monitor, tracing);
+    // a name that is no mcpServers entry is another agent (McpToolServers)
+    Set<String> agents =
+        servers.stream()
+            .map(McpToolServer::name)
+            .filter(name -> spec.mcpServer(name).isEmpty())
+            .collect(Collectors.toSet());
+    Parts parts = new Parts(tracing.traced(model.client()), servers, agents, monitor, tracing);
     opened.add(parts);
     return parts;
   }
 
   private record Parts(
-      ModelClient model, List<McpToolServer> servers, HealthMonitor monitor, Tracing tracing)
+      ModelClient model,
+      List<McpToolServer> servers,
+      Set<String> peers,
+      HealthMonitor monitor,
+      Tracing tracing)
       implements AgentParts {
     @Override
     public List<ToolServer> toolServers() {
-      return servers.stream().map(s -> tracing.traced(s, s.url())).toList();
+      return servers.stream()
+          .map(s -> tracing.traced(s, s.url(), peers.contains(s.name())))
+          .toList();
     }
 
     @Override

@@ -26,9 +26,11 @@ final class TracedToolServer implements ToolServer {
   private final Tracer tracer;
   private final String host;
   private final int port;
+  private final boolean peer;
 
-  TracedToolServer(ToolServer server, String url, Tracer tracer) {
+  TracedToolServer(ToolServer server, String url, boolean peer, Tracer tracer) {
     this.server = server;
+    this.peer = peer;
     this.tracer = tracer;
     URI uri = url == null ? null : URI.create(url);
     this.host = uri == null ? null : uri.getHost();
@@ -58,6 +60,10 @@ final class TracedToolServer implements ToolServer {
             .setAttribute("gen_ai.operation.name", "execute_tool")
             .setAttribute("gen_ai.tool.name", tool)
             .setAttribute("pallas.mcp.server", server.name());
+    if (peer) {
+      // an agent-to-agent call: the called agent's own spans follow under this one
+      builder.setAttribute("pallas.peer.agent", server.name());
+    }
     if (host != null) {
       builder.setAttribute("server.address", host).setAttribute("server.port", (long) port);
     }

@@ -198,9 +198,12 @@ public final class Tracing implements AutoCloseable {
     return on() ? new TracedModel(model, tracer) : model;
   }
 
-  /** {@code server} with a span for each tool call (off: {@code server} itself). */
-  public ToolServer traced(ToolServer server, String url) {
-    return on() ? new TracedToolServer(server, url, tracer) : server;
+  /**
+   * {@code server} with a span for each tool call (off: {@code server} itself); {@code peer} when
+   * the server is another agent of the fleet.
+   */
+  public ToolServer traced(ToolServer server, String url, boolean peer) {
+    return on() ? new TracedToolServer(server, url, peer, tracer) : server;
   }
 
   /** Exports the spans still buffered and stops the exporter. */

@@ -181,6 +181,7 @@ class TracingIT {
     assertThat(toHelper.tag("span.kind")).isEqualTo("client");
     assertThat(toHelper.tag("gen_ai.operation.name")).isEqualTo("execute_tool");
     assertThat(toHelper.tag("pallas.mcp.server")).isEqualTo("helper");
+    assertThat(toHelper.tag("pallas.peer.agent")).isEqualTo("helper");
     assertThat(toHelper.tag("server.address")).isEqualTo("127.0.0.1");
 
     Span helperCall = one(spans, s -> s.parentId().equals(Optional.of(toHelper.spanId())));
@@ -193,6 +194,7 @@ class TracingIT {
     assertThat(echo.tag("pallas.mcp.server")).isEqualTo("tools");
     assertThat(echo.tag("gen_ai.tool.name")).isEqualTo("echo");
     assertThat(echo.tag("error.type")).isNull();
+    assertThat(echo.tag("pallas.peer.agent")).isNull();
     Span fail = childNamed(spans, helper, "tools/call fail");
     assertThat(fail.tag("error.type")).isEqualTo("tool_error");
     assertThat(fail.tag("otel.status_code")).isEqualTo("ERROR");
