@@ -290,12 +290,21 @@ final class ServeCommand implements Command {
                 PostgresStore.fleetKey(deployment.getMetadata().getNamespace(), deployment.name()),
                 metrics::storeUp);
     LOG.info("conversation histories: {}", histories.describe());
-    DefaultAgentParts parts =
-        new DefaultAgentParts(
-            env,
-            metrics,
-            DefaultAgentParts.Timings.DEFAULT.withLlmTimeout(
-                Duration.ofSeconds(llmTimeoutSeconds)));
+    DefaultAgentParts parts;
+    try {
+      parts =
+          new DefaultAgentParts(
+              env,
+              metrics,
+              DefaultAgentParts.Timings.DEFAULT.withLlmTimeout(
+                  Duration.ofSeconds(llmTimeoutSeconds)));
+    } catch (IllegalArgumentException e) {
+      // a setting that cannot be used, e.g. OTEL_TRACES_SAMPLER_ARG (docs/configuration.md): its
+      // message names it
+      System.err.println("pallas: cannot start: " + e.getMessage());
+      histories.close();
+      return 1;
+    }
     Fleet fleet =
         new Fleet(deployment, options, metrics, parts, histories, histories.sessionStores());
     CountDownLatch stopped = new CountDownLatch(1);

@@ -121,6 +121,11 @@ final class DownstreamSession {
                     && ctx.get(WatchingTransport.BEARER) instanceof String token) {
                   builder.setHeader("Authorization", "Bearer " + token);
                 }
+                // the calling span, as traceparent/tracestate (docs/observability.md, "Context
+                // propagation"); carried like the bearer, in the call's Reactor context
+                if (ctx.get(WatchingTransport.TRACE) instanceof Map<?, ?> trace) {
+                  trace.forEach((name, value) -> builder.setHeader((String) name, (String) value));
+                }
               }
               return Mono.just(builder);
             })
@@ -203,6 +208,10 @@ final class DownstreamSession {
     Map<String, Object> entries = new HashMap<>();
     entries.put(WatchingTransport.WATCH, watch);
     bearer.ifPresent(token -> entries.put(WatchingTransport.BEARER, token));
+    Map<String, String> trace = TraceHeaders.ofCurrentSpan();
+    if (!trace.isEmpty()) {
+      entries.put(WatchingTransport.TRACE, trace);
+    }
     // when the SDK fails the call itself it has dropped the request; when we give up first (our
     // timeout, the watch) it keeps it pending until the session closes
     AtomicBoolean failedBySdk = new AtomicBoolean();

@@ -11,6 +11,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -266,10 +267,16 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     String relayToken = null;
     McpSchema.CallToolRequest.Builder request =
         McpSchema.CallToolRequest.builder().name(tool).arguments(arguments);
+    // the calling span in params._meta too, where the MCP semantic conventions put it
+    // (docs/observability.md, "Context propagation")
+    Map<String, Object> meta = new HashMap<>(TraceHeaders.ofCurrentSpan());
     if (context.progress() != Progress.NONE) {
       relayToken = "pallas-" + UUID.randomUUID();
       relays.put(relayToken, context.progress());
-      request.progressToken(relayToken);
+      meta.put("progressToken", relayToken);
+    }
+    if (!meta.isEmpty()) {
+      request.meta(meta);
     }
     try {
       McpSchema.CallToolRequest built = request.build();

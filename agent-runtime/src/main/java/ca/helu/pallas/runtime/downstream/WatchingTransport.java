@@ -26,6 +26,9 @@ final class WatchingTransport implements McpClientTransport {
 
   static final String WATCH = "pallas.watch";
 
+  /** The calling span's W3C trace context headers (a map), for the tools/call POST. */
+  static final String TRACE = "pallas.trace";
+
   private final McpClientTransport transport;
 
   WatchingTransport(McpClientTransport transport) {

@@ -8,6 +8,8 @@ import dev.langchain4j.http.client.HttpRequest;
 import dev.langchain4j.http.client.SuccessfulHttpResponse;
 import dev.langchain4j.http.client.sse.ServerSentEventListener;
 import dev.langchain4j.http.client.sse.ServerSentEventParser;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -127,6 +129,10 @@ final class ProviderHttpClient implements HttpClient {
             values.forEach(value -> builder.header(name, value));
           }
         });
+    // the LLM request's span as its parent (docs/observability.md, "Context propagation"); the
+    // request is built on the thread that runs the turn, where that span is current
+    W3CTraceContextPropagator.getInstance()
+        .inject(Context.current(), builder, java.net.http.HttpRequest.Builder::setHeader);
     builder.method(
         request.method().name(),
         request.body() == null

@@ -12,6 +12,7 @@ import dev.langchain4j.data.message.ToolExecutionResultMessage;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import io.opentelemetry.context.Context;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -163,21 +164,24 @@ public final class AgentLoop {
     // many virtual threads take the calls in order, so the rest wait as list entries, not threads
     ToolExecutionResultMessage[] results = new ToolExecutionResultMessage[requests.size()];
     AtomicInteger next = new AtomicInteger();
-    // the call's log context (agent, request, caller) on the lines of its parallel tool calls too
+    // the workers log as the turn's thread does: its agent, request, caller and trace ids
     Map<String, String> logContext = MDC.getCopyOfContextMap();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       for (int w = 0; w < workers; w++) {
-        pool.submit(() -> {
-          if (logContext != null) {
-            MDC.setContextMap(logContext);
-          }
-          // a call that stops starts none of its tool calls not yet started
-          for (int i = next.getAndIncrement();
-              i < results.length && !ctx.cancellation().stopped();
-              i = next.getAndIncrement()) {
-            results[i] = executeOne(requests.get(i), tools, ctx);
-          }
-        });
+        // each worker in the turn's trace context: the tool calls' spans are the turn's children
+        pool.submit(
+            Context.current()
+                .wrap(() -> {
+                  if (logContext != null) {
+                    MDC.setContextMap(logContext);
+                  }
+                  // a call that stops starts none of its tool calls not yet started
+                  for (int i = next.getAndIncrement();
+                      i < results.length && !ctx.cancellation().stopped();
+                      i = next.getAndIncrement()) {
+                    results[i] = executeOne(requests.get(i), tools, ctx);
+                  }
+                }));
       }
     }
     List<ToolExecutionResultMessage> answered = new ArrayList<>(results.length);

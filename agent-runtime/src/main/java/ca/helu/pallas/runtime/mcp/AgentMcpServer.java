@@ -17,6 +17,7 @@ import ca.helu.pallas.runtime.store.HistoryBounds;
 import ca.helu.pallas.runtime.store.HistoryStore;
 import ca.helu.pallas.runtime.store.SessionStores;
 import ca.helu.pallas.runtime.store.StoreException;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.data.message.ChatMessage;
 import io.modelcontextprotocol.common.McpTransportContext;
@@ -86,6 +87,7 @@ public final class AgentMcpServer implements AutoCloseable {
    * @param stores where the agent's MCP sessions and their streams' events are kept, for every
    *     replica (docs/runtime.md, "Sessions")
    * @param callerLimits how much one caller may use the agent (null: no limit)
+   * @param tracing where the calls' spans go (docs/observability.md)
    */
   public AgentMcpServer(
       AgentCard card,
@@ -101,7 +103,8 @@ public final class AgentMcpServer implements AutoCloseable {
       HistoryStore store,
       TurnLimits turns,
       SessionStores stores,
-      CallerLimitsSpec callerLimits) {
+      CallerLimitsSpec callerLimits,
+      Tracing tracing) {
     this.agent = card.name();
     this.health = health;
     this.scope = scope;
@@ -135,7 +138,8 @@ public final class AgentMcpServer implements AutoCloseable {
             metrics,
             inFlight,
             turns.deadline(),
-            CallerLimits.of(agent, callerLimits));
+            CallerLimits.of(agent, callerLimits),
+            tracing);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
     // our tools declare no output schema, so nothing is ever validated; this also spares loading
@@ -225,6 +229,15 @@ public final class AgentMcpServer implements AutoCloseable {
     // who calls, as the edge authenticated it (docs/runtime.md, "Inbound authentication")
     if (request.getAttribute(Caller.ATTRIBUTE) instanceof Caller caller) {
       context.put(TurnHandler.CALLER, caller);
+    }
+    // the caller's trace context (docs/observability.md, "Context propagation")
+    String traceparent = request.getHeader("traceparent");
+    if (traceparent != null) {
+      context.put(TurnHandler.TRACEPARENT, traceparent);
+      String tracestate = request.getHeader("tracestate");
+      if (tracestate != null) {
+        context.put(TurnHandler.TRACESTATE, tracestate);
+      }
     }
     // the call's cancellation, for the tool handler (docs/runtime.md, "Deadlines and
     // cancellation"): the SDK gives a handler no JSON-RPC id to be cancelled by

@@ -11,13 +11,23 @@ import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.store.AgentHistories;
 import ca.helu.pallas.runtime.store.StoreException;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import dev.langchain4j.data.message.UserMessage;
 import io.modelcontextprotocol.server.McpAsyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -64,6 +74,11 @@ final class TurnHandler {
   /** The transport context's key for the call's {@link Cancellation}. */
   static final String CANCELLATION = "pallas.cancellation";
 
+  /** The transport context's keys for the caller's W3C trace context headers. */
+  static final String TRACEPARENT = "traceparent";
+
+  static final String TRACESTATE = "tracestate";
+
   private final String agent;
   private final AgentLoop loop;
   private final boolean vision;
@@ -74,6 +89,8 @@ final class TurnHandler {
   private final InFlight inFlight;
   private final CallerLimits limits;
   private final Duration deadline;
+  private final Tracing tracing;
+  private final Tracer tracer;
 
   TurnHandler(
       AgentCard card,
@@ -83,7 +100,8 @@ final class TurnHandler {
       PallasMetrics metrics,
       InFlight inFlight,
       Duration deadline,
-      CallerLimits limits) {
+      CallerLimits limits,
+      Tracing tracing) {
     this.agent = card.name();
     this.limits = limits;
     this.loop = loop;
@@ -96,6 +114,8 @@ final class TurnHandler {
     this.metrics = metrics;
     this.inFlight = inFlight;
     this.deadline = deadline;
+    this.tracing = tracing;
+    this.tracer = tracing.tracer();
   }
 
   /** The answer to one call of send_message or of the tool named after the agent. */
@@ -156,7 +176,11 @@ final class TurnHandler {
         .doFinally(signal -> admission.release());
   }
 
-  /** The call's answer; empty when the call stopped first (its answer is the stop's). */
+  /**
+   * The call's answer, in the call's span (docs/observability.md, "Spans"): a server span after the
+   * MCP semantic conventions, child of the caller's trace context; empty when the call stopped
+   * first (its answer is the stop's).
+   */
   private Optional<McpSchema.CallToolResult> run(
       McpAsyncServerExchange exchange,
       McpSchema.CallToolRequest request,
@@ -165,6 +189,50 @@ final class TurnHandler {
     if (!call.attach()) {
       return Optional.empty();
     }
+    Span span =
+        tracer
+            .spanBuilder("tools/call " + request.name())
+            .setParent(callerContext(exchange, request))
+            .setSpanKind(SpanKind.SERVER)
+            .setAttribute("mcp.method.name", "tools/call")
+            .setAttribute("gen_ai.operation.name", "execute_tool")
+            .setAttribute("gen_ai.tool.name", request.name())
+            .startSpan();
+    try (Scope current = span.makeCurrent()) {
+      Optional<McpSchema.CallToolResult> answer = runInSpan(exchange, request, call, admission);
+      if (answer.isEmpty()) {
+        span.setAttribute("error.type", "cancelled");
+      } else if (Boolean.TRUE.equals(answer.get().isError())) {
+        span.setAttribute("error.type", "tool_error");
+        span.setStatus(StatusCode.ERROR);
+      }
+      return answer;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The trace context the caller sent, in {@code params._meta} or in HTTP headers. */
+  private Context callerContext(
+      McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
+    if (!tracing.on()) {
+      return Context.root();
+    }
+    Map<String, String> headers = new HashMap<>(2);
+    if (exchange.transportContext().get(TRACEPARENT) instanceof String traceparent) {
+      headers.put(TRACEPARENT, traceparent);
+    }
+    if (exchange.transportContext().get(TRACESTATE) instanceof String tracestate) {
+      headers.put(TRACESTATE, tracestate);
+    }
+    return tracing.callerContext(request.meta(), headers);
+  }
+
+  private Optional<McpSchema.CallToolResult> runInSpan(
+      McpAsyncServerExchange exchange,
+      McpSchema.CallToolRequest request,
+      Cancellation call,
+      CallerLimits.Admission admission) {
     long start = System.nanoTime();
     String requestId = requestId();
     Caller caller = caller(exchange);
@@ -176,6 +244,12 @@ final class TurnHandler {
       if (caller.client() != null) {
         MDC.put("client", caller.client());
       }
+    }
+    SpanContext traced = Span.current().getSpanContext();
+    if (traced.isValid()) {
+      // logs and traces meet on these (docs/observability.md, "Logs")
+      MDC.put("trace_id", traced.getTraceId());
+      MDC.put("span_id", traced.getSpanId());
     }
     boolean ok = false;
     String outcome = "error";
@@ -201,7 +275,7 @@ final class TurnHandler {
               McpProgress.forCall(exchange, request.progressToken(), agent),
               call,
               tokens);
-      TurnResult result = turn(exchange, McpMessages.userMessage(args), ctx, caller);
+      TurnResult result = invokeAgent(exchange, McpMessages.userMessage(args), ctx, caller);
       if (result == null) {
         outcome = "stopped";
         LOG.debug("call stopped: {}", call.reason());
@@ -265,6 +339,32 @@ final class TurnHandler {
     return call.finish() ? Optional.of(result) : Optional.empty();
   }
 
+  /** The turn in its {@code invoke_agent} span (the GenAI semantic conventions' agent span). */
+  private TurnResult invokeAgent(
+      McpAsyncServerExchange exchange, UserMessage user, CallContext ctx, Caller caller) {
+    Span span =
+        tracer
+            .spanBuilder("invoke_agent " + agent)
+            .setAttribute("gen_ai.operation.name", "invoke_agent")
+            .setAttribute("gen_ai.agent.name", agent)
+            .setAttribute("gen_ai.provider.name", loop.model().provider())
+            .setAttribute("gen_ai.request.model", loop.model().modelName())
+            .setAttribute("pallas.agent.scope", scope.name().toLowerCase(Locale.ROOT))
+            .startSpan();
+    try (Scope current = span.makeCurrent()) {
+      TurnResult result = turn(exchange, user, ctx, caller);
+      if (result == null) {
+        span.setAttribute("error.type", "cancelled");
+      } else if (!result.ok()) {
+        span.setAttribute("error.type", "turn_failed");
+        span.setStatus(StatusCode.ERROR);
+      }
+      return result;
+    } finally {
+      span.end();
+    }
+  }
+
   /**
    * The agent loop on the conversation's history, one turn at a time per conversation (in this
    * process by its turn slot, across replicas by the store's hold), within the turn's deadline;
@@ -283,8 +383,11 @@ final class TurnHandler {
     String conversation = conversations.conversationOf(exchange.sessionId(), caller);
     AgentHistories histories = conversations.histories();
     TurnSlot slot = conversations.join(conversation);
+    // the wait for the conversation's earlier turns, here and on other replicas
+    Span wait = tracer.spanBuilder("wait conversation").startSpan();
     try {
       int ahead = slot.waiting();
+      wait.setAttribute("pallas.conversation.turns_ahead", (long) ahead);
       if (ahead > 0) {
         ctx.progress()
             .relay(
@@ -310,6 +413,7 @@ final class TurnHandler {
                                     + " is answering a call of this conversation on another replica"
                                     + " first; waiting",
                                 false))) {
+              wait.end();
               metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
               call.startDeadline(deadline);
               TurnResult r = loop.run(histories.read(conversation), user, ctx);
@@ -331,6 +435,7 @@ final class TurnHandler {
     } catch (TurnSlot.Stopped e) {
       return null;
     } finally {
+      wait.end(); // a call that stopped while it waited (ending twice is a no-op)
       conversations.leave(conversation);
     }
   }

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.serve;
 import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -16,6 +17,11 @@ public interface AgentParts extends AutoCloseable {
   List<ToolServer> toolServers();
 
   Supplier<HealthReport> health();
+
+  /** Where its spans go (docs/observability.md); off unless the environment configures it. */
+  default Tracing tracing() {
+    return Tracing.OFF;
+  }
 
   @Override
   void close();

@@ -18,13 +18,16 @@ import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Assembles agents' parts from the manifest: the model ({@link ModelChooser}), the clients of the
@@ -67,6 +70,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
   private final ModelChooser models;
   private final McpToolServers toolServers;
   private final ProviderHealth providers;
+  private final Tracing tracing;
   private volatile HttpClient http;
   private final List<AutoCloseable> opened = new CopyOnWriteArrayList<>();
 
@@ -81,6 +85,12 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     this.models = new ModelChooser(secrets, timings.slowModelDelay(), timings.retry());
     this.toolServers = new McpToolServers(secrets, timings.peerTimeout());
     this.providers = new ProviderHealth(metrics::providerUp);
+    this.tracing = Tracing.from(env);
+  }
+
+  /** The process's tracing, from the {@code OTEL_*} environment (docs/configuration.md). */
+  public Tracing tracing() {
+    return tracing;
   }
 
   /** Built on first use: creating one initialises TLS, which a test-model fleet never needs. */
@@ -141,16 +151,29 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),
             timings.healthInterval(),
             model.unavailable());
-    Parts parts = new Parts(model.client(), servers, monitor);
+    // a name that is no mcpServers entry is another agent (McpToolServers)
+    Set<String> agents =
+        servers.stream()
+            .map(McpToolServer::name)
+            .filter(name -> spec.mcpServer(name).isEmpty())
+            .collect(Collectors.toSet());
+    Parts parts = new Parts(tracing.traced(model.client()), servers, agents, monitor, tracing);
     opened.add(parts);
     return parts;
   }
 
-  private record Parts(ModelClient model, List<McpToolServer> servers, HealthMonitor monitor)
+  private record Parts(
+      ModelClient model,
+      List<McpToolServer> servers,
+      Set<String> peers,
+      HealthMonitor monitor,
+      Tracing tracing)
       implements AgentParts {
     @Override
     public List<ToolServer> toolServers() {
-      return List.copyOf(servers);
+      return servers.stream()
+          .map(s -> tracing.traced(s, s.url(), peers.contains(s.name())))
+          .toList();
     }
 
     @Override
@@ -176,5 +199,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
       }
     }
     opened.clear();
+    // after the agents: their last spans are exported before the exporter stops
+    tracing.close();
   }
 }

@@ -211,7 +211,8 @@ public final class Fleet implements AutoCloseable {
               histories,
               options.turns(),
               sessions,
-              spec().callerLimitsOf(agent));
+              spec().callerLimitsOf(agent),
+              parts.tracing());
       AgentHost host =
           new AgentHost(
               agent.name(),

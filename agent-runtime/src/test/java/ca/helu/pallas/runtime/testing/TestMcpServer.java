@@ -39,6 +39,11 @@ public final class TestMcpServer implements AutoCloseable {
   private final McpSyncServer server;
   private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final AtomicInteger deletes = new AtomicInteger();
+  private final List<TraceContext> traceContexts = new CopyOnWriteArrayList<>();
+
+  /** The W3C trace context a tools/call came with: its traceparent header and its _meta entry. */
+  public record TraceContext(String header, String meta) {}
+
   private final CyclicBarrier rendezvous = new CyclicBarrier(2);
 
   private TestMcpServer(Mode mode, int port) {
@@ -53,7 +58,13 @@ public final class TestMcpServer implements AutoCloseable {
                 if ("DELETE".equals(request.getMethod())) {
                   deletes.incrementAndGet();
                 }
-                return McpTransportContext.create(Map.of(AUTH, auth == null ? "none" : auth));
+                String traceparent = request.getHeader("traceparent");
+                return McpTransportContext.create(
+                    Map.of(
+                        AUTH,
+                        auth == null ? "none" : auth,
+                        "traceparent",
+                        traceparent == null ? "none" : traceparent));
               })
               .build();
       server =
@@ -138,7 +149,7 @@ public final class TestMcpServer implements AutoCloseable {
     McpSchema.CallToolResult call(McpTransportContext ctx, Map<String, Object> args);
   }
 
-  private static McpServerFeatures.SyncToolSpecification tool(
+  private McpServerFeatures.SyncToolSpecification tool(
       String name, String schema, Handler handler) {
     return McpServerFeatures.SyncToolSpecification.builder()
         .tool(
@@ -147,10 +158,17 @@ public final class TestMcpServer implements AutoCloseable {
                 .description("test tool " + name)
                 .inputSchema(McpJsonDefaults.getMapper(), schema)
                 .build())
-        .callHandler((exchange, request) ->
-            handler.call(
-                exchange.transportContext(),
-                request.arguments() == null ? Map.of() : request.arguments()))
+        .callHandler((exchange, request) -> {
+          traceContexts.add(
+              new TraceContext(
+                  String.valueOf(exchange.transportContext().get("traceparent")),
+                  request.meta() == null
+                      ? "none"
+                      : String.valueOf(request.meta().get("traceparent"))));
+          return handler.call(
+              exchange.transportContext(),
+              request.arguments() == null ? Map.of() : request.arguments());
+        })
         .build();
   }
 
@@ -169,6 +187,11 @@ public final class TestMcpServer implements AutoCloseable {
   /** Authorization headers seen by whoami, one per call, in order. */
   public List<String> authorizations() {
     return authorizations;
+  }
+
+  /** The trace context of each tools/call received, in order ("none" where there was none). */
+  public List<TraceContext> traceContexts() {
+    return traceContexts;
   }
 
   /** DELETE requests received (session teardowns, e.g. by the health probe). */

@@ -1,0 +1,277 @@
+package ca.helu.pallas.runtime.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.runtime.testing.FakeLlmServer;
+import ca.helu.pallas.runtime.testing.JaegerServer;
+import ca.helu.pallas.runtime.testing.JaegerServer.Span;
+import ca.helu.pallas.runtime.testing.RunningFleet;
+import ca.helu.pallas.runtime.testing.TestMcpServer;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.net.http.HttpRequest;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Traces end to end with a real Jaeger (docs/observability.md): an MCP client's call with a {@code
+ * traceparent} through coordinator → helper → an MCP server, the agents' LLM requests to the fake
+ * provider, is one trace in Jaeger, its spans' parents and attributes as documented; with tracing
+ * not configured nothing is exported and nothing is propagated.
+ */
+class TracingIT {
+  @RegisterExtension static final JaegerServer JAEGER = new JaegerServer();
+
+  /** Words of the user's message and the tool's arguments: never in a span. */
+  private static final String MESSAGE = "classified-message-words";
+
+  private static final String ARGUMENT = "classified-argument-words";
+
+  private FakeLlmServer llm;
+  private TestMcpServer tools;
+  private RunningFleet fleet;
+
+  @AfterEach
+  void stop() {
+    if (fleet != null) {
+      fleet.close();
+    }
+    if (tools != null) {
+      tools.close();
+    }
+    if (llm != null) {
+      llm.close();
+    }
+  }
+
+  private void startFleet(Map<String, String> env) throws Exception {
+    llm = FakeLlmServer.openAi("m");
+    tools = TestMcpServer.start();
+    fleet =
+        RunningFleet.start(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: traced}
+            spec:
+              registry: {port: ${port:registry}}
+              providers:
+                openai: {baseUrl: "%s", apiKey: {value: k}}
+              mcpServers: [{name: tools, url: "%s"}]
+              agents:
+                - name: helper
+                  port: ${port:helper}
+                  model: openai.m
+                  servers: [tools]
+                  instanceScope: request
+                - name: coordinator
+                  port: ${port:coordinator}
+                  model: openai.m
+                  servers: [helper]
+                  instanceScope: connection
+            """
+                .formatted(llm.baseUrl(), tools.url()),
+            env);
+    // coordinator asks helper, helper calls the tool, then each answers
+    llm.then(
+        llm.toolCall("c1", "helper__helper", "{\"message\":\"" + MESSAGE + "\"}"),
+        // two tool calls at once: they run on worker threads, in the turn's trace context
+        llm.toolCalls(
+            List.of(
+                new String[] {"c2", "tools__echo", "{\"text\":\"" + ARGUMENT + "\"}"},
+                new String[] {"c3", "tools__fail", "{}"})),
+        llm.text("helper done", 7, 3),
+        llm.text("all done", 11, 2));
+  }
+
+  /** The official SDK client sending {@code traceparent} on every request. */
+  private McpSyncClient client(String traceparent) {
+    var transport =
+        HttpClientStreamableHttpTransport.builder(fleet.baseUrl("coordinator"))
+            .endpoint("/mcp")
+            .requestBuilder(HttpRequest.newBuilder().header("traceparent", traceparent))
+            .build();
+    McpSyncClient client = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(60)).build();
+    client.initialize();
+    return client;
+  }
+
+  private static String hex(int bytes) {
+    byte[] b = new byte[bytes];
+    ThreadLocalRandom.current().nextBytes(b);
+    return HexFormat.of().formatHex(b);
+  }
+
+  @Test
+  void aCallThroughTwoAgentsToAnMcpServerIsOneTrace() throws Exception {
+    startFleet(
+        Map.of(
+            "OTEL_EXPORTER_OTLP_ENDPOINT", JAEGER.otlpEndpoint(),
+            "OTEL_SERVICE_NAME", "pallas-traced",
+            "OTEL_BSP_SCHEDULE_DELAY", "100"));
+    String traceId = hex(16);
+    String clientSpan = hex(8);
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    log.start();
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.addAppender(log);
+    try (McpSyncClient client = client("00-" + traceId + "-" + clientSpan + "-01")) {
+      McpSchema.CallToolResult result =
+          client.callTool(new McpSchema.CallToolRequest("send_message", Map.of("message", "go")));
+      assertThat(result.isError()).isFalse();
+    } finally {
+      root.detachAppender(log);
+    }
+
+    // every span of the call: 2 turns (server span, invoke_agent), 4 LLM requests, 3 tool calls
+    // (one of them the helper's) and the coordinator's conversation wait
+    List<Span> spans =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(200))
+            .until(() -> JAEGER.trace(traceId), s -> s.size() >= 12);
+    assertThat(spans).allMatch(s -> s.service().equals("pallas-traced"));
+
+    Span coordinatorCall = one(spans, s -> s.parentId().equals(Optional.of(clientSpan)));
+    assertThat(coordinatorCall.name()).isEqualTo("tools/call send_message");
+    assertThat(coordinatorCall.tag("span.kind")).isEqualTo("server");
+    assertThat(coordinatorCall.tag("mcp.method.name")).isEqualTo("tools/call");
+    assertThat(coordinatorCall.tag("gen_ai.tool.name")).isEqualTo("send_message");
+
+    Span coordinator = childNamed(spans, coordinatorCall, "invoke_agent coordinator");
+    assertThat(coordinator.tag("gen_ai.operation.name")).isEqualTo("invoke_agent");
+    assertThat(coordinator.tag("gen_ai.agent.name")).isEqualTo("coordinator");
+    assertThat(coordinator.tag("pallas.agent.scope")).isEqualTo("connection");
+    assertThat(coordinator.tag("gen_ai.provider.name")).isEqualTo("openai");
+    childNamed(spans, coordinator, "wait conversation");
+
+    List<Span> coordinatorChats = childrenNamed(spans, coordinator, "chat m");
+    assertThat(coordinatorChats).hasSize(2);
+    assertThat(coordinatorChats)
+        .extracting(s -> s.tag("gen_ai.response.finish_reasons"))
+        .containsExactlyInAnyOrder("[\"tool_call\"]", "[\"stop\"]");
+    Span lastChat =
+        coordinatorChats.stream()
+            .filter(s -> s.tag("gen_ai.response.finish_reasons").contains("stop"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(lastChat.tag("span.kind")).isEqualTo("client");
+    assertThat(lastChat.tag("gen_ai.operation.name")).isEqualTo("chat");
+    assertThat(lastChat.tag("gen_ai.provider.name")).isEqualTo("openai");
+    assertThat(lastChat.tag("gen_ai.request.model")).isEqualTo("m");
+    assertThat(lastChat.tag("gen_ai.usage.input_tokens")).isEqualTo("11");
+    assertThat(lastChat.tag("gen_ai.usage.output_tokens")).isEqualTo("2");
+
+    Span toHelper = childNamed(spans, coordinator, "tools/call helper");
+    assertThat(toHelper.tag("span.kind")).isEqualTo("client");
+    assertThat(toHelper.tag("gen_ai.operation.name")).isEqualTo("execute_tool");
+    assertThat(toHelper.tag("pallas.mcp.server")).isEqualTo("helper");
+    assertThat(toHelper.tag("pallas.peer.agent")).isEqualTo("helper");
+    assertThat(toHelper.tag("server.address")).isEqualTo("127.0.0.1");
+
+    Span helperCall = one(spans, s -> s.parentId().equals(Optional.of(toHelper.spanId())));
+    assertThat(helperCall.name()).isEqualTo("tools/call helper");
+    assertThat(helperCall.tag("span.kind")).isEqualTo("server");
+    Span helper = childNamed(spans, helperCall, "invoke_agent helper");
+    assertThat(helper.tag("pallas.agent.scope")).isEqualTo("request");
+    assertThat(childrenNamed(spans, helper, "chat m")).hasSize(2);
+    Span echo = childNamed(spans, helper, "tools/call echo");
+    assertThat(echo.tag("pallas.mcp.server")).isEqualTo("tools");
+    assertThat(echo.tag("gen_ai.tool.name")).isEqualTo("echo");
+    assertThat(echo.tag("error.type")).isNull();
+    assertThat(echo.tag("pallas.peer.agent")).isNull();
+    Span fail = childNamed(spans, helper, "tools/call fail");
+    assertThat(fail.tag("error.type")).isEqualTo("tool_error");
+    assertThat(fail.tag("otel.status_code")).isEqualTo("ERROR");
+
+    // the MCP server got each tool call's span as its parent, as a header and in params._meta
+    String echoParent = "00-" + traceId + "-" + echo.spanId() + "-01";
+    String failParent = "00-" + traceId + "-" + fail.spanId() + "-01";
+    assertThat(tools.traceContexts())
+        .containsExactlyInAnyOrder(
+            new TestMcpServer.TraceContext(echoParent, echoParent),
+            new TestMcpServer.TraceContext(failParent, failParent));
+    // each LLM request carried its own span as parent
+    List<String> llmParents =
+        llm.chatRequests().stream().map(r -> r.header("traceparent")).toList();
+    assertThat(llmParents)
+        .hasSize(4)
+        .allMatch(p -> p.startsWith("00-" + traceId + "-"))
+        .doesNotHaveDuplicates();
+    assertThat(llmParents.stream().map(p -> p.substring(36, 52)))
+        .allMatch(
+            id -> spans.stream().anyMatch(s -> s.spanId().equals(id) && s.name().equals("chat m")));
+
+    // the helper's log line about the failed tool (logged on a worker thread) carries the trace
+    assertThat(log.list)
+        .filteredOn(e -> e.getFormattedMessage().startsWith("tool tools/fail failed"))
+        .singleElement()
+        .satisfies(e -> {
+          assertThat(e.getMDCPropertyMap()).containsEntry("trace_id", traceId);
+          assertThat(e.getMDCPropertyMap()).containsEntry("span_id", helperCall.spanId());
+          assertThat(e.getMDCPropertyMap()).containsEntry("agent", "helper");
+        });
+
+    // no message, argument, answer or key in any span
+    assertThat(spans)
+        .flatExtracting(s -> List.copyOf(s.tags().values()))
+        .noneMatch(v -> v.contains(MESSAGE) || v.contains(ARGUMENT) || v.contains("done"));
+  }
+
+  @Test
+  void withTracingNotConfiguredNothingIsExportedOrPropagated() throws Exception {
+    startFleet(Map.of());
+    String traceId = hex(16);
+    try (McpSyncClient client = client("00-" + traceId + "-" + hex(8) + "-01")) {
+      assertThat(
+              client
+                  .callTool(new McpSchema.CallToolRequest("send_message", Map.of("message", "go")))
+                  .isError())
+          .isFalse();
+    }
+    assertThat(llm.chatRequests()).hasSize(4).allMatch(r -> r.header("traceparent") == null);
+    assertThat(tools.traceContexts())
+        .containsExactly(
+            new TestMcpServer.TraceContext("none", "none"),
+            new TestMcpServer.TraceContext("none", "none"));
+    // no exporter thread runs in this process (the other test's fleet is closed by now)
+    assertThat(Thread.getAllStackTraces().keySet())
+        .noneMatch(t -> t.getName().startsWith("BatchSpanProcessor"));
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> JAEGER.trace(traceId), List::isEmpty);
+  }
+
+  private static Span one(List<Span> spans, Predicate<Span> which) {
+    List<Span> found = spans.stream().filter(which).toList();
+    assertThat(found).as("spans matching in %s", spans).hasSize(1);
+    return found.getFirst();
+  }
+
+  private static Span childNamed(List<Span> spans, Span parent, String name) {
+    return one(
+        spans, s -> s.parentId().equals(Optional.of(parent.spanId())) && s.name().equals(name));
+  }
+
+  private static List<Span> childrenNamed(List<Span> spans, Span parent, String name) {
+    return spans.stream()
+        .filter(s -> s.parentId().equals(Optional.of(parent.spanId())) && s.name().equals(name))
+        .toList();
+  }
+}
