@@ -297,6 +297,7 @@ public final class DeploymentValidator {
     }
     checkAuth(s.auth(), p);
     checkCallerLimits("spec.callerLimits", s.callerLimits(), p);
+    checkTracing(s.tracing(), p);
     if (s.networkPolicy() != null) {
       checkPeers("spec.networkPolicy.from", s.networkPolicy().from(), p);
       checkPeers("spec.networkPolicy.metricsFrom", s.networkPolicy().metricsFrom(), p);
@@ -407,6 +408,24 @@ public final class DeploymentValidator {
       return false;
     }
     return true;
+  }
+
+  private static void checkTracing(TracingSpec tracing, List<String> p) {
+    if (tracing == null) {
+      return;
+    }
+    if (tracing.endpoint() == null) {
+      p.add("spec.tracing.endpoint: required");
+    } else {
+      checkUrl("spec.tracing.endpoint", tracing.endpoint(), p);
+    }
+    Double ratio = tracing.samplingRatio();
+    if (ratio != null && !(ratio >= 0 && ratio <= 1)) {
+      p.add("spec.tracing.samplingRatio: " + ratio + " must be from 0 to 1");
+    }
+    if (tracing.headers() != null) {
+      checkSecret("spec.tracing.headers", new SecretValue(null, null, tracing.headers()), p);
+    }
   }
 
   private static void checkCallerLimits(String at, CallerLimitsSpec limits, List<String> p) {

@@ -112,7 +112,10 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription(
             "How much one caller may use each agent (agents[].callerLimits overrides it). Default:"
                 + " no limit.")
-        CallerLimitsSpec callerLimits) {
+        CallerLimitsSpec callerLimits,
+    @JsonPropertyDescription(
+            "Where every agent sends its OpenTelemetry traces. Default: none (tracing off).")
+        TracingSpec tracing) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 

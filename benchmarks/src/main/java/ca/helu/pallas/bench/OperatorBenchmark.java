@@ -227,7 +227,20 @@ public final class OperatorBenchmark {
     return new PallasDeployment(
         new ObjectMetaBuilder().withName(name).withNamespace(ns).build(),
         new PallasDeploymentSpec(
-            null, null, null, "passthrough", null, null, null, list, null, null, null, null, null));
+            null,
+            null,
+            null,
+            "passthrough",
+            null,
+            null,
+            null,
+            list,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null));
   }
 
   private static String namespace(KubernetesClient k8s, String name) {

@@ -17,6 +17,7 @@ import ca.helu.pallas.runtime.store.HistoryStore;
 import ca.helu.pallas.runtime.store.MemoryHistoryStore;
 import ca.helu.pallas.runtime.store.PostgresStore;
 import ca.helu.pallas.runtime.store.StoreConfig;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -267,6 +268,7 @@ final class ServeCommand implements Command {
               staticTokens(env));
       InboundAuth.check(deployment.getSpec().auth(), options.staticTokens());
       storeConfig = storeConfig(env);
+      env = Tracing.withManifest(env, deployment.getSpec().tracing());
 
     } catch (InvalidDeploymentException | IllegalArgumentException e) {
       System.err.println(e.getMessage());

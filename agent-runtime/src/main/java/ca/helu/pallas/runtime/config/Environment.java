@@ -65,6 +65,13 @@ public final class Environment {
     return out;
   }
 
+  /** This environment with {@code defaults} underneath it: a variable set here wins. */
+  public Environment withDefaults(Map<String, String> defaults) {
+    Map<String, String> merged = new HashMap<>(defaults);
+    merged.putAll(vars);
+    return new Environment(merged);
+  }
+
   public Optional<String> get(String name) {
     return Optional.ofNullable(vars.get(name)).filter(v -> !v.isEmpty());
   }

@@ -1,5 +1,7 @@
 package ca.helu.pallas.runtime.tracing;
 
+import ca.helu.pallas.api.SecretVariables;
+import ca.helu.pallas.api.TracingSpec;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
@@ -57,6 +59,41 @@ public final class Tracing implements AutoCloseable {
   private Tracing(SdkTracerProvider provider, Tracer tracer) {
     this.provider = provider;
     this.tracer = tracer;
+  }
+
+  /**
+   * {@code env} with the variables a manifest's {@code spec.tracing} stands for underneath it
+   * (docs/configuration.md, "Tracing"): its endpoint, its sampling ratio and its headers, which the
+   * operator gives the pod from their Secret as {@code PALLAS_SECRET_*} (SecretVariables). A
+   * process given an endpoint of its own keeps its own settings whole.
+   */
+  public static Environment withManifest(Environment env, TracingSpec spec) {
+    if (spec == null
+        || nonBlank(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").isPresent()
+        || nonBlank(env, "OTEL_EXPORTER_OTLP_ENDPOINT").isPresent()) {
+      return env;
+    }
+    Map<String, String> defaults = new HashMap<>();
+    defaults.put("OTEL_EXPORTER_OTLP_ENDPOINT", spec.endpoint());
+    if (spec.samplingRatio() != null) {
+      defaults.put("OTEL_TRACES_SAMPLER_ARG", String.valueOf(spec.samplingRatio()));
+    }
+    if (spec.headers() != null) {
+      String variable = SecretVariables.nameFor(spec.headers());
+      defaults.put(
+          "OTEL_EXPORTER_OTLP_HEADERS",
+          nonBlank(env, variable)
+              .orElseThrow(() ->
+                  new IllegalArgumentException(
+                      "spec.tracing.headers: the key '"
+                          + spec.headers().key()
+                          + "' of Secret '"
+                          + spec.headers().name()
+                          + "' is not given to this process (set "
+                          + variable
+                          + "; on a cluster the operator sets it)")));
+    }
+    return env.withDefaults(defaults);
   }
 
   /**

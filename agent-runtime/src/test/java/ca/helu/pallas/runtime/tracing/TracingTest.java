@@ -3,6 +3,9 @@ package ca.helu.pallas.runtime.tracing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.api.SecretVariables;
+import ca.helu.pallas.api.TracingSpec;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import dev.langchain4j.model.chat.request.ChatRequest;
@@ -108,5 +111,33 @@ class TracingTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("OTEL_EXPORTER_OTLP_HEADERS")
         .hasMessageNotContaining("s3cret-token");
+  }
+
+  /** spec.tracing stands for the OTEL_* variables, under the process's own. */
+  @Test
+  void theManifestsTracingBlockIsTheDefaultOfTheEnvironment() {
+    TracingSpec spec =
+        new TracingSpec(
+            "http://collector:4318", 0.25, new SecretValue.SecretKeyRef("otel", "headers"));
+    String variable = SecretVariables.nameFor(spec.headers());
+    Environment env =
+        Tracing.withManifest(
+            new Environment(Map.of(variable, "authorization=Bearer%20tok-otel")), spec);
+    assertThat(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).hasValue("http://collector:4318");
+    assertThat(env.get("OTEL_TRACES_SAMPLER_ARG")).hasValue("0.25");
+    assertThat(env.get("OTEL_EXPORTER_OTLP_HEADERS")).hasValue("authorization=Bearer%20tok-otel");
+
+    // a process given its own endpoint keeps its own settings whole
+    Environment own =
+        Tracing.withManifest(
+            new Environment(Map.of("OTEL_EXPORTER_OTLP_ENDPOINT", "http://mine:4318")), spec);
+    assertThat(own.get("OTEL_EXPORTER_OTLP_ENDPOINT")).hasValue("http://mine:4318");
+    assertThat(own.get("OTEL_TRACES_SAMPLER_ARG")).isEmpty();
+
+    // headers named but not given: refused naming the field and the Secret, not a value
+    assertThatThrownBy(() -> Tracing.withManifest(new Environment(Map.of()), spec))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(
+            "spec.tracing.headers: the key 'headers' of Secret 'otel' is not given to this process");
   }
 }

@@ -224,6 +224,7 @@ public final class FleetRenderer {
     // who may call, and how much: the runtime reads both at start
     view.put("auth", spec.auth());
     view.put("callerLimits", spec.callerLimitsOf(agent));
+    view.put("tracing", spec.tracing());
     Map<String, Object> servers = new TreeMap<>();
     for (String server : agent.effectiveServers()) {
       spec.mcpServer(server).ifPresent(s -> servers.put(server, s));
@@ -270,6 +271,9 @@ public final class FleetRenderer {
                   from.secretKeyRef(), "spec.mcpServers[" + i + "].headers[" + h + "].valueFrom"));
         }
       }
+    }
+    if (spec.tracing() != null && spec.tracing().headers() != null) {
+      refs.add(new SecretRef(spec.tracing().headers(), "spec.tracing.headers"));
     }
     return refs;
   }
@@ -325,7 +329,8 @@ public final class FleetRenderer {
         s.store(),
         s.auth(),
         s.networkPolicy(),
-        s.callerLimits());
+        s.callerLimits(),
+        s.tracing());
   }
 
   private static ProviderSpec inlineProvider(

@@ -111,6 +111,9 @@ public final class ReferencedSecrets {
         && spec.auth().staticTokens().secretName() != null) {
       names.add(spec.auth().staticTokens().secretName());
     }
+    if (spec.tracing() != null && spec.tracing().headers() != null) {
+      names.add(spec.tracing().headers().name());
+    }
     return names;
   }
 
