@@ -62,12 +62,24 @@ public final class HttpHost implements AutoCloseable {
    * call's turn ends before the SDK has written its response, so shutdown waits for this too.
    */
   public boolean awaitPostsDone(Duration timeout) throws InterruptedException {
+    return poll(() -> posts.get() == 0, timeout, 10, () -> {});
+  }
+
+  /**
+   * Checks {@code done} every {@code everyMillis} until it holds (true) or {@code timeout} passes
+   * (false), running {@code meanwhile} before each wait. Shutdown polls Undertow's counters: they
+   * signal nothing when they change.
+   */
+  private static boolean poll(
+      BooleanSupplier done, Duration timeout, long everyMillis, Runnable meanwhile)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    while (posts.get() > 0) {
+    while (!done.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
         return false;
       }
-      Thread.sleep(10);
+      meanwhile.run();
+      Thread.sleep(everyMillis);
     }
     return true;
   }
@@ -99,15 +111,8 @@ public final class HttpHost implements AutoCloseable {
    * idle for {@link #IDLE_WHILE_DRAINING} (KeptConnections); true if none is left.
    */
   public boolean awaitConnectionsClosed(Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (connections.open() > 0) {
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      kept.closeIdle(IDLE_WHILE_DRAINING);
-      Thread.sleep(50);
-    }
-    return true;
+    return poll(
+        () -> connections.open() == 0, timeout, 50, () -> kept.closeIdle(IDLE_WHILE_DRAINING));
   }
 
   /** The port actually bound (useful with port 0). */
