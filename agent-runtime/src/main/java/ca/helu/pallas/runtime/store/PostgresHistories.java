@@ -14,7 +14,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -48,8 +47,21 @@ final class PostgresHistories implements AgentHistories {
     this.cache = new TurnCache(bounds.agentChars());
   }
 
-  /** Turns of one conversation already parsed: its id, its newest turn, the turns by number. */
-  record Cached(long id, long lastSeq, Map<Long, List<ChatMessage>> turns, long chars) {}
+  /**
+   * Turns of one conversation already parsed: its id, the number of its oldest turn, its turns in
+   * order (numbered on from the oldest: appends number them one after another and trimming takes
+   * the oldest), and their messages and size together.
+   */
+  record Cached(
+      long id,
+      long firstSeq,
+      List<List<ChatMessage>> turns,
+      List<ChatMessage> messages,
+      long chars) {
+    long lastSeq() {
+      return firstSeq + turns.size() - 1;
+    }
+  }
 
   /**
    * Parsed turns of the conversations read lately, within the agent's share of the heap for
@@ -190,18 +202,19 @@ final class PostgresHistories implements AgentHistories {
   }
 
   /**
-   * The conversation's messages. Turns already read are taken from this process's cache and only
-   * newer ones parsed: a turn's JSON is parsed once per process, not once per later turn (docs/
-   * benchmarks.md, "Conversation store"). A turn trimmed or deleted in the store is simply absent
-   * from the rows; a conversation deleted and started again has a new id, which empties the cache's
-   * entry.
+   * The conversation's messages. Turns already read are taken from this process's cache, and only
+   * newer ones are read and parsed: a turn's JSON crosses the network and is parsed once per
+   * process, not once per later turn, so a read costs the same however long the conversation is
+   * (docs/benchmarks.md, "Conversation store"). Turns trimmed or deleted in the store since are
+   * dropped from the front; a conversation deleted and started again has a new id, and is read
+   * whole.
    */
   @Override
   public List<ChatMessage> read(String session) throws StoreException {
     try (Connection c = store.connection()) {
       Cached cached = cache.get(key(session));
-      List<ChatMessage> messages = read(c, session, cached);
-      if (messages == null) { // the conversation is a new one: read it whole
+      List<ChatMessage> messages = cached == null ? null : read(c, session, cached);
+      if (messages == null) {
         cache.remove(key(session));
         messages = read(c, session, null);
       }
@@ -212,12 +225,16 @@ final class PostgresHistories implements AgentHistories {
     }
   }
 
-  /** The messages, with the turns of {@code cached} from it; null when its conversation is gone. */
+  /**
+   * The messages: the turns after {@code cached}'s, added to those of its turns the store still
+   * has; null when {@code cached} is not of this conversation any more (then it is read whole).
+   */
   private List<ChatMessage> read(Connection c, String session, Cached cached) throws SQLException {
     try (PreparedStatement read =
         c.prepareStatement(
-            "SELECT c.id, t.seq, CASE WHEN t.seq > ? THEN t.messages END FROM pallas_turn t"
-                + " JOIN pallas_conversation c ON c.id = t.conversation_id"
+            "SELECT c.id, (SELECT min(f.seq) FROM pallas_turn f WHERE f.conversation_id = c.id),"
+                + " t.seq, t.messages FROM pallas_conversation c"
+                + " LEFT JOIN pallas_turn t ON t.conversation_id = c.id AND t.seq > ?"
                 + " WHERE c.deployment = ? AND c.agent = ? AND c.session_id = ?"
                 + " AND c.last_turn_at >= now() - ? * interval '1 millisecond'"
                 + " ORDER BY t.seq")) {
@@ -226,33 +243,64 @@ final class PostgresHistories implements AgentHistories {
       read.setString(3, agent);
       read.setString(4, key(session));
       read.setLong(5, store.config().ttl().toMillis());
-      List<ChatMessage> messages = new ArrayList<>();
-      Map<Long, List<ChatMessage>> turns = new LinkedHashMap<>();
       long id = -1;
+      long first = 0;
+      List<List<ChatMessage>> newer = new ArrayList<>();
+      long expected = cached == null ? -1 : cached.lastSeq() + 1;
       try (ResultSet rows = read.executeQuery()) {
         while (rows.next()) {
           id = rows.getLong(1);
-          long seq = rows.getLong(2);
-          String json = rows.getString(3);
-          List<ChatMessage> turn;
-          if (json != null) {
-            turn = ChatMessageDeserializer.messagesFromJson(json);
-          } else if (cached != null && cached.id() == id && cached.turns().containsKey(seq)) {
-            turn = cached.turns().get(seq);
-          } else {
-            return null;
+          first = rows.getLong(2); // 0 (SQL null) when the conversation has no turn left
+          String json = rows.getString(4);
+          if (json == null) {
+            continue; // no turn after the cached ones
           }
-          turns.put(seq, turn);
-          messages.addAll(turn);
+          long seq = rows.getLong(3);
+          if (expected < 0) {
+            expected = seq;
+          } else if (seq != expected) {
+            return null; // not the turns the cache follows on from
+          }
+          expected++;
+          newer.add(ChatMessageDeserializer.messagesFromJson(json));
         }
+      }
+      if (id < 0 || first == 0) { // no conversation, or none of its turns left
+        cache.remove(key(session));
+        return List.of();
+      }
+      List<List<ChatMessage>> turns = new ArrayList<>();
+      List<ChatMessage> messages = new ArrayList<>();
+      long chars = 0;
+      if (cached != null) {
+        if (cached.id() != id || first < cached.firstSeq()) {
+          return null;
+        }
+        int dropped = (int) Math.min(first - cached.firstSeq(), cached.turns().size());
+        List<List<ChatMessage>> kept = cached.turns().subList(dropped, cached.turns().size());
+        turns.addAll(kept);
+        if (dropped == 0) {
+          messages.addAll(cached.messages());
+        } else {
+          kept.forEach(messages::addAll);
+        }
+        chars = cached.chars();
+        for (List<ChatMessage> gone : cached.turns().subList(0, dropped)) {
+          chars -= MessageSize.chars(gone);
+        }
+      }
+      for (List<ChatMessage> turn : newer) {
+        turns.add(turn);
+        messages.addAll(turn);
+        chars += MessageSize.chars(turn);
       }
       if (turns.isEmpty()) {
         cache.remove(key(session));
-      } else {
-        long last = turns.keySet().stream().mapToLong(Long::longValue).max().orElse(0);
-        cache.put(key(session), new Cached(id, last, turns, MessageSize.chars(messages)));
+        return List.of();
       }
-      return List.copyOf(messages);
+      List<ChatMessage> all = List.copyOf(messages);
+      cache.put(key(session), new Cached(id, first, List.copyOf(turns), all, chars));
+      return all;
     }
   }
 

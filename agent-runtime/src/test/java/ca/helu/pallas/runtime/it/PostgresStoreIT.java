@@ -120,6 +120,37 @@ class PostgresStoreIT {
     assertThat(rows("SELECT count(*) FROM pallas_turn")).isZero();
   }
 
+  /**
+   * Reads take only the turns after those a process holds parsed, and appends keep the totals
+   * without summing every turn (V4): through two processes' appends and the bound's trimming, each
+   * read is still the newest turns in order, and the stored total is the turns' sum.
+   */
+  @Test
+  void readsThatTakeOnlyNewerTurnsSeeTheWholeTrimmedConversation() throws Exception {
+    AgentHistories here = agent(store(config()), InstanceScope.CONNECTION, 100);
+    AgentHistories there = agent(store(config()), InstanceScope.CONNECTION, 100);
+    List<String> expected = new ArrayList<>();
+    for (int n = 0; n < 30; n++) {
+      // 20 to 40 characters a turn: between two and five turns fit in the bound
+      String asked = "q" + n + "-".repeat(10 + (n * 7) % 20);
+      (n % 3 == 0 ? there : here).append("s", null, turn(asked, "a" + n));
+      expected.add(asked);
+      expected.add("a" + n);
+      long size = 0;
+      int keep = expected.size();
+      while (keep > 0
+          && size + expected.get(keep - 2).length() + expected.get(keep - 1).length() <= 100) {
+        size += expected.get(keep - 2).length() + expected.get(keep - 1).length();
+        keep -= 2;
+      }
+      expected.subList(0, keep).clear();
+      assertThat(texts(here.read("s"))).as("after turn %d", n).isEqualTo(expected);
+      assertThat(rows("SELECT chars FROM pallas_conversation"))
+          .isEqualTo(rows("SELECT sum(chars) FROM pallas_turn"))
+          .isEqualTo(size);
+    }
+  }
+
   @Test
   void aTurnIsStoredWholeOrNotAtAll() throws Exception {
     AgentHistories histories = agent(store(config()), InstanceScope.CONNECTION, 1_000_000);
