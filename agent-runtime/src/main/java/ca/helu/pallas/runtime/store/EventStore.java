@@ -31,4 +31,28 @@ public interface EventStore {
 
   /** Forgets the streams of a session that ended. */
   void forget(String agent, String session);
+
+  /**
+   * Keeps the request that opened a stream, as run by this replica, so that another replica may run
+   * it again if this one dies before the stream's end ({@link #adopt}). A store that only this
+   * process reads keeps nothing: it dies with the turn.
+   */
+  default void started(String agent, String session, String stream, String request) {}
+
+  /**
+   * A stream whose replica stopped before the stream's end, its request taken over by this replica
+   * (no other takes it too); empty when the stream ended, its replica is still alive, another
+   * replica took it first, or the store keeps no requests.
+   */
+  default Optional<Orphan> adopt(String agent, String session, String stream) {
+    return Optional.empty();
+  }
+
+  /**
+   * A stream taken over.
+   *
+   * @param request the JSON-RPC request that opened it
+   * @param lastSeq the number of its last event kept
+   */
+  record Orphan(String request, long lastSeq) {}
 }

@@ -58,9 +58,10 @@ final class PostgresEvents implements EventStore {
       select.setString(2, agent);
       select.setString(3, session);
       select.setString(4, stream);
-      // the event the client saw last is read too: it shows the stream is kept (the priming
-      // event, seq 0, is not stored: then any event of the stream shows it)
-      select.setLong(5, Math.max(1, seq));
+      // the event the client saw last is read too: it shows the stream is kept (for the priming
+      // event, seq 0, the stream's request, kept under its number, shows it; streams kept
+      // without it show by any event)
+      select.setLong(5, seq);
       List<Event> events = new ArrayList<>();
       boolean kept = false;
       try (ResultSet rows = select.executeQuery()) {
@@ -74,6 +75,83 @@ final class PostgresEvents implements EventStore {
       return kept ? Optional.of(events) : Optional.empty();
     } catch (StoreException | SQLException e) {
       LOG.debug("reading a stream of {} for resumption failed: {}", agent, StoreFailures.of(e));
+      return Optional.empty();
+    }
+  }
+
+  @Override
+  public void started(String agent, String session, String stream, String request) {
+    try (Connection c = store.connection();
+        PreparedStatement insert =
+            c.prepareStatement(
+                "INSERT INTO pallas_mcp_event (deployment, agent, session_id, stream, seq,"
+                    + " message, last, replica) VALUES (?, ?, ?, ?, 0, ?, false, ?)"
+                    + " ON CONFLICT DO NOTHING")) {
+      insert.setString(1, store.deployment());
+      insert.setString(2, agent);
+      insert.setString(3, session);
+      insert.setString(4, stream);
+      insert.setString(5, request);
+      insert.setString(6, store.replica());
+      insert.executeUpdate();
+    } catch (StoreException | SQLException e) {
+      LOG.debug(
+          "a request of {} is not kept to be run again if this replica dies: {}",
+          agent,
+          StoreFailures.of(e));
+    }
+  }
+
+  /**
+   * Reads who runs the stream, then takes it over only if that replica is the one read (a compare
+   * and set on the row: of two replicas adopting at once, the second finds the first's id).
+   */
+  @Override
+  public Optional<Orphan> adopt(String agent, String session, String stream) {
+    try (Connection c = store.connection();
+        PreparedStatement read =
+            c.prepareStatement(
+                "SELECT e.replica, e.message, (SELECT max(seq) FROM pallas_mcp_event m"
+                    + "   WHERE m.deployment = e.deployment AND m.agent = e.agent"
+                    + "   AND m.session_id = e.session_id AND m.stream = e.stream)"
+                    + " FROM pallas_mcp_event e WHERE e.deployment = ? AND e.agent = ?"
+                    + " AND e.session_id = ? AND e.stream = ? AND e.seq = 0"
+                    + " AND NOT EXISTS (SELECT 1 FROM pallas_mcp_event l"
+                    + "   WHERE l.deployment = e.deployment AND l.agent = e.agent"
+                    + "   AND l.session_id = e.session_id AND l.stream = e.stream AND l.last)"
+                    + " AND NOT EXISTS (SELECT 1 FROM pallas_replica r WHERE r.id = e.replica"
+                    + "   AND r.seen_at >= now() - ? * interval '1 millisecond')");
+        PreparedStatement take =
+            c.prepareStatement(
+                "UPDATE pallas_mcp_event SET replica = ? WHERE deployment = ? AND agent = ?"
+                    + " AND session_id = ? AND stream = ? AND seq = 0 AND replica = ?")) {
+      read.setString(1, store.deployment());
+      read.setString(2, agent);
+      read.setString(3, session);
+      read.setString(4, stream);
+      read.setLong(5, PostgresStore.REPLICA_GONE_AFTER.toMillis());
+      String owner;
+      String request;
+      long lastSeq;
+      try (ResultSet row = read.executeQuery()) {
+        if (!row.next()) {
+          return Optional.empty();
+        }
+        owner = row.getString(1);
+        request = row.getString(2);
+        lastSeq = row.getLong(3);
+      }
+      take.setString(1, store.replica());
+      take.setString(2, store.deployment());
+      take.setString(3, agent);
+      take.setString(4, session);
+      take.setString(5, stream);
+      take.setString(6, owner);
+      return take.executeUpdate() == 1
+          ? Optional.of(new Orphan(request, lastSeq))
+          : Optional.empty();
+    } catch (StoreException | SQLException e) {
+      LOG.debug("taking over a stream of {} failed: {}", agent, StoreFailures.of(e));
       return Optional.empty();
     }
   }

@@ -8,8 +8,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -38,8 +40,19 @@ public final class PostgresStore implements HistoryStore {
    */
   static final int POOL_SIZE = 4;
 
+  /** How often a replica notes that it is alive (db/migration V5). */
+  static final Duration REPLICA_HEARTBEAT = Duration.ofSeconds(2);
+
+  /**
+   * A replica not seen for this long has stopped: the streams it ran are taken over by the replica
+   * their clients resume on (docs/runtime.md, "Sessions"). Five heartbeats, so that a replica that
+   * is merely busy or briefly cut off keeps its turns.
+   */
+  static final Duration REPLICA_GONE_AFTER = REPLICA_HEARTBEAT.multipliedBy(5);
+
   private final StoreConfig config;
   private final String deployment;
+  private final String replica = replicaId();
   private final HikariDataSource pool;
   private final ScheduledExecutorService background;
   private final Consumer<Boolean> upListener;
@@ -96,6 +109,8 @@ public final class PostgresStore implements HistoryStore {
     background.scheduleWithFixedDelay(
         this::check, 0, config.healthInterval().toMillis(), TimeUnit.MILLISECONDS);
     background.scheduleWithFixedDelay(
+        this::heartbeat, 0, REPLICA_HEARTBEAT.toMillis(), TimeUnit.MILLISECONDS);
+    background.scheduleWithFixedDelay(
         this::sweep,
         config.sweepInterval().toMillis(),
         config.sweepInterval().toMillis(),
@@ -137,6 +152,17 @@ public final class PostgresStore implements HistoryStore {
 
   String deployment() {
     return deployment;
+  }
+
+  /** This process's id among the replicas on the store: its host (the pod's name) and a nonce. */
+  String replica() {
+    return replica;
+  }
+
+  private static String replicaId() {
+    String host = System.getenv("HOSTNAME");
+    String nonce = UUID.randomUUID().toString().substring(0, 8);
+    return host == null || host.isBlank() ? nonce : host + "/" + nonce;
   }
 
   StoreConfig config() {
@@ -208,6 +234,22 @@ public final class PostgresStore implements HistoryStore {
     }
   }
 
+  /** Notes that this replica is alive, for the streams it runs (db/migration V5). */
+  private void heartbeat() {
+    try (Connection c = connection();
+        PreparedStatement seen =
+            c.prepareStatement(
+                "INSERT INTO pallas_replica (id) VALUES (?)"
+                    + " ON CONFLICT (id) DO UPDATE SET seen_at = now()")) {
+      seen.setString(1, replica);
+      seen.executeUpdate();
+    } catch (StoreException e) {
+      // marked down already: the streams this replica runs may be taken over meanwhile
+    } catch (SQLException | RuntimeException e) {
+      LOG.debug("conversation store: noting this replica failed ({})", StoreFailures.reason(e));
+    }
+  }
+
   /**
    * Deletes the conversations idle past the time to live and the stream events older than their
    * keep; counts the conversations left for the metrics.
@@ -223,6 +265,7 @@ public final class PostgresStore implements HistoryStore {
                 "DELETE FROM pallas_mcp_event WHERE deployment = ? AND created_at < now() - interval '"
                     + PostgresEvents.KEEP_MINUTES
                     + " minutes'");
+        Statement s = c.createStatement();
         PreparedStatement count =
             c.prepareStatement(
                 "SELECT agent, count(*), coalesce(sum(chars), 0) FROM pallas_conversation"
@@ -235,6 +278,8 @@ public final class PostgresStore implements HistoryStore {
       }
       events.setString(1, deployment);
       events.executeUpdate();
+      // replicas long gone (their streams' events are, too)
+      s.executeUpdate("DELETE FROM pallas_replica WHERE seen_at < now() - interval '1 hour'");
       count.setString(1, deployment);
       agents.values().forEach(a -> a.counted(0, 0));
       try (ResultSet rows = count.executeQuery()) {
@@ -252,9 +297,22 @@ public final class PostgresStore implements HistoryStore {
     }
   }
 
+  /**
+   * Stops the store's work; this replica leaves the list of live ones at once, so that a stream it
+   * could not finish in its drain is taken over without waiting for its heartbeat to age.
+   */
   @Override
   public void close() {
     background.shutdownNow();
+    if (migrated) {
+      try (Connection c = pool.getConnection();
+          PreparedStatement gone = c.prepareStatement("DELETE FROM pallas_replica WHERE id = ?")) {
+        gone.setString(1, replica);
+        gone.executeUpdate();
+      } catch (SQLException | RuntimeException e) {
+        LOG.debug("conversation store: leaving the replicas failed ({})", StoreFailures.reason(e));
+      }
+    }
     pool.close();
   }
 }

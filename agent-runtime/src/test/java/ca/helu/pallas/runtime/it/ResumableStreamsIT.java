@@ -6,24 +6,16 @@ import static org.awaitility.Awaitility.await;
 import ca.helu.pallas.runtime.store.SessionStores;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.RawMcp;
+import ca.helu.pallas.runtime.testing.ResumableCalls;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -116,65 +108,16 @@ class ResumableStreamsIT {
    * notification, and closes the connection; the id of the last event read.
    */
   private static String callAndLeave(int port, String session) throws Exception {
-    byte[] body =
-        JSON.writeValueAsBytes(
-            Map.of(
-                "jsonrpc",
-                "2.0",
-                "id",
-                21,
-                "method",
-                "tools/call",
-                "params",
-                Map.of(
-                    "name",
-                    "send_message",
-                    "arguments",
-                    Map.of("message", "go"),
-                    "_meta",
-                    Map.of("progressToken", "t"))));
-    try (Socket socket = new Socket("127.0.0.1", port)) {
-      socket.setSoTimeout(20_000);
-      OutputStream out = socket.getOutputStream();
-      out.write(
-          RawMcp.postHead(
-                  "Mcp-Session-Id: "
-                      + session
-                      + "\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Length: "
-                      + body.length)
-              .getBytes(StandardCharsets.US_ASCII));
-      out.write(body);
-      out.flush();
-      BufferedReader in =
-          new BufferedReader(
-              new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-      List<String> events = new ArrayList<>(); // "id|retry|data" of each event, in order
-      String id = null;
-      String retry = null;
-      String line;
-      while ((line = in.readLine()) != null) {
-        if (line.startsWith("id: ")) {
-          id = line.substring(4);
-        } else if (line.startsWith("retry: ")) {
-          retry = line.substring(7);
-        } else if (line.startsWith("data:")) {
-          String data = line.substring(5).strip();
-          events.add(id + "|" + retry + "|" + data);
-          if (data.contains("step 1")) {
-            break;
-          }
-        }
-      }
-      assertThat(events).as("the stream's events").hasSizeGreaterThanOrEqualTo(2);
-      String[] priming = events.get(0).split("\\|", -1);
-      assertThat(priming[0]).as("the priming event's id").isNotBlank().isNotEqualTo("null");
-      assertThat(priming[1]).as("the priming event's retry field").isEqualTo("1000");
-      assertThat(priming[2]).as("the priming event's data").isEmpty();
-      assertThat(events.get(events.size() - 1).split("\\|", -1)[0])
-          .as("the progress event's id")
-          .isNotEqualTo(priming[0]);
-      return id;
-    } // the connection breaks mid turn
+    List<ResumableCalls.Event> events =
+        ResumableCalls.callAndLeave(port, session, 21, "go", "step 1");
+    assertThat(events).as("the stream's events").hasSizeGreaterThanOrEqualTo(2);
+    ResumableCalls.Event priming = events.get(0);
+    assertThat(priming.id()).as("the priming event's id").isNotBlank();
+    assertThat(priming.retry()).as("the priming event's retry field").isEqualTo("1000");
+    assertThat(priming.data()).as("the priming event's data").isEmpty();
+    String last = events.get(events.size() - 1).id();
+    assertThat(last).as("the progress event's id").isNotEqualTo(priming.id());
+    return last;
   }
 
   /**
@@ -183,24 +126,12 @@ class ResumableStreamsIT {
    */
   private void assertResumesWithTheRest(String url, String session, String lastId)
       throws Exception {
-    HttpResponse<java.util.stream.Stream<String>> resumed =
-        HTTP.send(
-            HttpRequest.newBuilder(URI.create(url))
-                .timeout(Duration.ofSeconds(30))
-                .header("Accept", "text/event-stream")
-                .header("Mcp-Session-Id", session)
-                .header("MCP-Protocol-Version", "2025-11-25")
-                .header("Last-Event-ID", lastId)
-                .GET()
-                .build(),
-            HttpResponse.BodyHandlers.ofLines());
-    assertThat(resumed.statusCode()).isEqualTo(200);
+    Iterator<String> lines = ResumableCalls.resume(url, session, lastId);
     gate.countDown(); // the turn goes on, with no client connected to its first stream
 
     List<String> ids = new ArrayList<>();
     List<String> progress = new ArrayList<>();
     JsonNode result = null;
-    Iterator<String> lines = resumed.body().iterator();
     while (result == null && lines.hasNext()) {
       String line = lines.next();
       if (line.startsWith("id: ")) {
@@ -223,14 +154,10 @@ class ResumableStreamsIT {
             "tools/echo: started",
             "tools/echo: completed",
             "talker step 3 (llm)");
-    long last = seq(lastId);
+    long last = ResumableCalls.seq(lastId);
     assertThat(ids)
-        .allMatch(i -> seq(i) > last)
-        .isSortedAccordingTo((a, b) -> Long.compare(seq(a), seq(b)));
+        .allMatch(i -> ResumableCalls.seq(i) > last)
+        .isSortedAccordingTo((a, b) -> Long.compare(ResumableCalls.seq(a), ResumableCalls.seq(b)));
     await().atMost(Duration.ofSeconds(5)).until(() -> llm.chatRequests().size() == 2);
-  }
-
-  private static long seq(String eventId) {
-    return Long.parseLong(eventId.substring(eventId.lastIndexOf('_') + 1));
   }
 }

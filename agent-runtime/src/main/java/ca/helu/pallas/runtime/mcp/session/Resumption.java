@@ -41,14 +41,24 @@ final class Resumption {
     streams.remove(stream);
   }
 
+  /** Runs a stream's request again on a resuming client's connection, after its kept events. */
+  interface Rerun {
+    void run(String stream, EventStore.Orphan orphan, SseConnection.Sink sink);
+  }
+
   /**
    * A client resuming a response stream after the event {@code lastEventId}: the events it missed,
    * then the rest, from the stream itself when it runs here, else from the event store (a stream of
-   * another replica, or of a pod since gone); false when the stream is not known (then the GET
-   * opens a listening stream, as without the header).
+   * another replica, or of a pod since gone, whose request {@code rerun} runs again here when no
+   * replica runs it any more); false when the stream is not known (then the GET opens a listening
+   * stream, as without the header).
    */
   boolean resume(
-      HttpServletRequest request, HttpServletResponse response, String session, String lastEventId)
+      HttpServletRequest request,
+      HttpServletResponse response,
+      String session,
+      String lastEventId,
+      Rerun rerun)
       throws IOException {
     int separator = lastEventId.lastIndexOf('_');
     long after = afterEvent(lastEventId, separator);
@@ -73,7 +83,7 @@ final class Resumption {
       sink.complete(); // the client has had the whole stream
       return true;
     }
-    Thread.startVirtualThread(() -> followStored(sink, session, streamId, after));
+    Thread.startVirtualThread(() -> followStored(sink, session, streamId, after, rerun));
     return true;
   }
 
@@ -88,26 +98,38 @@ final class Resumption {
 
   /**
    * Writes a stream's events from the store as they are kept, until its last event, the client
-   * leaves, or {@code follow} passes (the replica that ran it may be gone; the client then resumes
-   * again from its last event).
+   * leaves, or {@code follow} passes (the client then resumes again from its last event). While no
+   * event comes, it asks once a second whether the replica that runs the stream is gone, and if so
+   * takes the stream over and runs its request again ({@code rerun}).
    */
-  private void followStored(SseConnection.Sink sink, String session, String streamId, long after) {
+  private void followStored(
+      SseConnection.Sink sink, String session, String streamId, long after, Rerun rerun) {
     long deadline = System.nanoTime() + follow.toNanos();
     long sent = after;
+    long nextAdopt = System.nanoTime();
+    boolean handedOver = false;
     try {
       while (System.nanoTime() < deadline) {
         List<EventStore.Event> kept =
             events.after(agent, session, streamId, sent).orElse(List.of());
+        if (kept.isEmpty() && System.nanoTime() - nextAdopt >= 0) {
+          nextAdopt = System.nanoTime() + ADOPT_EVERY.toNanos();
+          var orphan = events.adopt(agent, session, streamId);
+          if (orphan.isPresent()) {
+            // the events the client has not had yet go first, then the turn run again
+            for (EventStore.Event e :
+                events.after(agent, session, streamId, sent).orElse(List.of())) {
+              if (!write(sink, streamId, e)) {
+                return;
+              }
+            }
+            handedOver = true;
+            rerun.run(streamId, orphan.get(), sink);
+            return;
+          }
+        }
         for (EventStore.Event e : kept) {
-          sink.writer()
-              .write(
-                  "id: "
-                      + SseConnection.eventId(streamId, e.seq())
-                      + "\nevent: message\ndata: "
-                      + e.message()
-                      + "\n\n");
-          sink.writer().flush();
-          if (sink.writer().checkError()) {
+          if (!write(sink, streamId, e)) {
             return;
           }
           sent = e.seq();
@@ -120,9 +142,26 @@ final class Resumption {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
-      sink.complete();
+      if (!handedOver) {
+        sink.complete();
+      }
     }
   }
+
+  private static boolean write(SseConnection.Sink sink, String streamId, EventStore.Event e) {
+    sink.writer()
+        .write(
+            "id: "
+                + SseConnection.eventId(streamId, e.seq())
+                + "\nevent: message\ndata: "
+                + e.message()
+                + "\n\n");
+    sink.writer().flush();
+    return !sink.writer().checkError();
+  }
+
+  /** How often a followed stream that gets no event asks whether its replica is gone. */
+  private static final Duration ADOPT_EVERY = Duration.ofSeconds(1);
 
   /** How often a followed stream's store is read for new events. */
   private static final Duration FOLLOW_POLL = Duration.ofMillis(100);

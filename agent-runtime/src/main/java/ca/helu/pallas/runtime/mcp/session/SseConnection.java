@@ -4,6 +4,7 @@ import ca.helu.pallas.runtime.store.EventStore;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
 import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.ProgressNotification;
 import io.modelcontextprotocol.spec.McpStreamableServerTransport;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
@@ -55,6 +56,9 @@ final class SseConnection implements McpStreamableServerTransport {
   private Sink sink; // guarded by lock; null while no client is connected
   private long seq; // guarded by lock
   private boolean closed; // guarded by lock
+  // added to the progress of a turn run again, above what the stream sent before; set before the
+  // turn runs, and by restarting under the lock
+  private volatile double progressOffset;
 
   /**
    * @param events where the events are kept for the client to resume; null: the stream is not
@@ -73,6 +77,78 @@ final class SseConnection implements McpStreamableServerTransport {
     this.events = events;
     this.json = json;
     this.sink = first;
+  }
+
+  /**
+   * A stream taken over from a replica that stopped before its end: its events numbered on from
+   * those kept ({@code sent}), its progress on from the last progress among them.
+   */
+  static SseConnection continuing(
+      String agent,
+      String session,
+      String stream,
+      EventStore events,
+      McpJsonMapper json,
+      Sink sink,
+      List<EventStore.Event> sent) {
+    SseConnection connection = new SseConnection(agent, session, stream, events, json, sink);
+    double progress = -1;
+    for (EventStore.Event e : sent) {
+      connection.seq = Math.max(connection.seq, e.seq());
+      ProgressNotification p = connection.progressOf(e.message());
+      if (p != null) {
+        progress = Math.max(progress, p.progress());
+      }
+    }
+    connection.progressOffset = progress + 1;
+    return connection;
+  }
+
+  /** The progress a message carries, or null when it is none. */
+  private ProgressNotification progressOf(String message) {
+    try {
+      return McpSchema.deserializeJsonRpcMessage(json, message)
+              instanceof McpSchema.JSONRPCNotification n
+          ? progressOf(n)
+          : null;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  private ProgressNotification progressOf(McpSchema.JSONRPCNotification n) {
+    return n.method().equals(McpSchema.METHOD_NOTIFICATION_PROGRESS) && n.params() != null
+        ? json.convertValue(n.params(), ProgressNotification.class)
+        : null;
+  }
+
+  /**
+   * Before a turn runs again: when the call asked for progress, one progress message saying so,
+   * after which the turn's own progress counts on (docs/contract.md, "Progress").
+   */
+  void restarting(McpSchema.JSONRPCRequest call, String message) {
+    Object token = null;
+    try {
+      token = json.convertValue(call.params(), McpSchema.CallToolRequest.class).progressToken();
+    } catch (RuntimeException e) {
+      // no progress asked for
+    }
+    if (token == null) {
+      return;
+    }
+    double progress;
+    lock.lock();
+    try {
+      progress = progressOffset;
+      progressOffset++;
+    } finally {
+      lock.unlock();
+    }
+    sendAsIs(
+        new McpSchema.JSONRPCNotification(
+            McpSchema.JSONRPC_VERSION,
+            McpSchema.METHOD_NOTIFICATION_PROGRESS,
+            new ProgressNotification(token, progress, null, message, null)));
   }
 
   /** Answers the request with an SSE stream, open until the sink is completed. */
@@ -144,6 +220,26 @@ final class SseConnection implements McpStreamableServerTransport {
   }
 
   private void send(McpSchema.JSONRPCMessage message) {
+    ProgressNotification p;
+    if (progressOffset > 0
+        && message instanceof McpSchema.JSONRPCNotification n
+        && (p = progressOf(n)) != null) {
+      // a turn run again counts its progress on from what the stream sent before
+      message =
+          new McpSchema.JSONRPCNotification(
+              n.jsonrpc(),
+              n.method(),
+              new ProgressNotification(
+                  p.progressToken(),
+                  p.progress() + progressOffset,
+                  p.total() == null ? null : p.total() + progressOffset,
+                  p.message(),
+                  p.meta()));
+    }
+    sendAsIs(message);
+  }
+
+  private void sendAsIs(McpSchema.JSONRPCMessage message) {
     String data;
     try {
       data = json.writeValueAsString(message);

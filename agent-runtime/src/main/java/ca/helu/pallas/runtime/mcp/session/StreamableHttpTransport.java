@@ -248,8 +248,9 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       return;
     }
     McpSchema.JSONRPCMessage message;
+    String body;
     try {
-      String body = new String(request.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      body = new String(request.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       message = McpSchema.deserializeJsonRpcMessage(json, body);
     } catch (IOException | IllegalArgumentException e) {
       LOG.debug("not a JSON-RPC message: {}", e.toString());
@@ -291,7 +292,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
           accepted(response);
         }
         case McpSchema.JSONRPCRequest call ->
-            respond(request, response, session, call, transportContext);
+            respond(request, response, session, call, body, transportContext);
         default ->
             refuse(
                 response,
@@ -396,33 +397,88 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     return sessions.protocolVersion(session).compareTo(ProtocolVersions.MCP_2025_11_25) >= 0;
   }
 
-  /** A request of the client's: answered on an SSE stream of its own, with what the call sends. */
+  /**
+   * A request of the client's: answered on an SSE stream of its own, with what the call sends. A
+   * tool call on a resumable stream is kept in the event store first, so that another replica runs
+   * it again should this one die before it ends ({@link #rerun}).
+   */
   private void respond(
       HttpServletRequest request,
       HttpServletResponse response,
       McpStreamableServerSession session,
       McpSchema.JSONRPCRequest call,
+      String body,
       McpTransportContext transportContext)
       throws IOException {
     String id = session.getId();
     boolean resumable = resumable(id);
     SseConnection.Sink sink = SseConnection.open(request, response);
     String streamId = newStreamId();
+    if (resumable && call.method().equals(McpSchema.METHOD_TOOLS_CALL)) {
+      events.started(agent, id, streamId, body);
+    }
     SseConnection connection =
         new SseConnection(agent, id, streamId, resumable ? events : null, json, sink);
+    if (resumable) {
+      connection.prime(RETRY);
+    }
+    handle(session, call, streamId, connection, sink, resumable, transportContext);
+  }
+
+  /**
+   * A tool call whose replica died before its stream's end, run again here for the client that
+   * resumed the stream (docs/runtime.md, "Sessions"): on the same stream, its events numbered on
+   * from the last one kept, and its progress on from the last progress sent, after one progress
+   * message that says the turn starts again. The turn had stored nothing (a turn is appended to its
+   * history whole, at its end), so the conversation holds it once; what its tools did before the
+   * replica died, they may do again.
+   */
+  private void rerun(
+      McpStreamableServerSession session,
+      String streamId,
+      EventStore.Orphan orphan,
+      SseConnection.Sink sink,
+      McpTransportContext transportContext) {
+    McpSchema.JSONRPCRequest call;
+    try {
+      call = (McpSchema.JSONRPCRequest) McpSchema.deserializeJsonRpcMessage(json, orphan.request());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("a kept request of session {} is not readable: {}", session.getId(), e.toString());
+      sink.complete();
+      return;
+    }
+    List<EventStore.Event> sent =
+        events.after(agent, session.getId(), streamId, 0).orElse(List.of());
+    SseConnection connection =
+        SseConnection.continuing(agent, session.getId(), streamId, events, json, sink, sent);
+    LOG.info(
+        "running again a call of session {} whose replica stopped before it ended",
+        session.getId());
+    connection.restarting(call, agent + ": its replica stopped; the turn starts again");
+    handle(session, call, streamId, connection, sink, true, transportContext);
+    sessions.used(session.getId());
+  }
+
+  private void handle(
+      McpStreamableServerSession session,
+      McpSchema.JSONRPCRequest call,
+      String streamId,
+      SseConnection connection,
+      SseConnection.Sink sink,
+      boolean resumable,
+      McpTransportContext transportContext) {
     McpStreamableServerSession.McpStreamableServerSessionStream stream =
         session.responseStream(connection);
     if (resumable) {
       resumption.running(streamId, connection);
       SseConnection.whenEnded(sink.async(), () -> connection.ended(sink.async()));
-      connection.prime(RETRY);
     } else {
       SseConnection.whenEnded(sink.async(), stream::releaseTransport);
     }
     try {
       stream.handle(call).contextWrite(c -> c.put(CONTEXT_KEY, transportContext)).block();
     } catch (RuntimeException e) {
-      LOG.debug("the stream of a request of session {} ended: {}", id, e.toString());
+      LOG.debug("the stream of a request of session {} ended: {}", session.getId(), e.toString());
       connection.close();
     } finally {
       resumption.ended(streamId);
@@ -448,7 +504,14 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
     }
     String id = session.getId();
     String lastEventId = request.getHeader("Last-Event-ID");
-    if (lastEventId != null && resumption.resume(request, response, id, lastEventId)) {
+    McpTransportContext transportContext = context.apply(request);
+    if (lastEventId != null
+        && resumption.resume(
+            request,
+            response,
+            id,
+            lastEventId,
+            (stream, orphan, sink) -> rerun(session, stream, orphan, sink, transportContext))) {
       return;
     }
     SseConnection.Sink sink = SseConnection.open(request, response);
