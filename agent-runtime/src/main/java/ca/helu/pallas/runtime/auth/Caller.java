@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.auth;
 
+import jakarta.servlet.ServletRequest;
 import java.util.Set;
 
 /**
@@ -15,5 +16,10 @@ public record Caller(String name, String client, Set<String> scopes) {
 
   public Caller {
     scopes = Set.copyOf(scopes);
+  }
+
+  /** The name of the caller a request was authenticated as; null when it carries no token. */
+  public static String nameOf(ServletRequest request) {
+    return request.getAttribute(ATTRIBUTE) instanceof Caller c ? c.name() : null;
   }
 }

@@ -27,35 +27,18 @@ final class EdgeAuth {
   private static final Set<String> OPEN_METHODS = Set.of("initialize", "ping", "tools/list");
 
   private final InboundAuth auth;
-  private final SessionOwners owners;
 
-  EdgeAuth(InboundAuth auth, SessionOwners owners) {
+  EdgeAuth(InboundAuth auth) {
     this.auth = auth;
-    this.owners = owners;
   }
 
   /**
-   * Whether this request's caller (or a request without a token) may use {@code session}, which the
-   * agent holds ({@link SessionOwners}); one the agent does not hold is left to the transport,
-   * which answers 404, and is claimed by no one.
+   * Whether this request's caller (or a request without a token) may use {@code session} ({@link
+   * EdgeSessions#admits}: on every replica, a session is the caller's who opened it); one the agent
+   * does not keep is left to the transport, which answers 404.
    */
   boolean mayUse(HttpServletRequest request, String session, EdgeSessions sessions) {
-    if (!sessions.known(session)) {
-      return true;
-    }
-    return owners.admits(session, callerName(request));
-  }
-
-  /** A session was opened by this request: it belongs to the request's caller, if it has one. */
-  void opened(HttpServletRequest request, String session) {
-    String caller = callerName(request);
-    if (session != null && caller != null) {
-      owners.admits(session, caller);
-    }
-  }
-
-  private static String callerName(HttpServletRequest request) {
-    return request.getAttribute(Caller.ATTRIBUTE) instanceof Caller c ? c.name() : null;
+    return sessions.admits(session, Caller.nameOf(request));
   }
 
   /**

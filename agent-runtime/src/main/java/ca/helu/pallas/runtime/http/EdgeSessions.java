@@ -16,6 +16,11 @@ public interface EdgeSessions {
         public boolean known(String session) {
           return true;
         }
+
+        @Override
+        public boolean admits(String session, String caller) {
+          return true;
+        }
       };
 
   /**
@@ -30,4 +35,11 @@ public interface EdgeSessions {
 
   /** Whether this session is open (on this replica, or on another one that shares its store). */
   boolean known(String session);
+
+  /**
+   * Whether {@code caller} (an authenticated caller's name; null without a token) may use the
+   * session, which belongs to the caller who opened it or first used it with a token, on every
+   * replica; an unowned session is claimed by this caller.
+   */
+  boolean admits(String session, String caller);
 }

@@ -269,11 +269,11 @@ public final class HttpHost implements AutoCloseable {
     /**
      * Who may call the servlet (docs/runtime.md, "Inbound authentication"), and the Protected
      * Resource Metadata (RFC 9728) at its well-known path, plain and suffixed with the servlet's
-     * path, which is where clients look for it first; {@code owners} keeps each session to its
-     * caller.
+     * path, which is where clients look for it first. Each session is its caller's ({@link
+     * EdgeSessions#admits}).
      */
-    public Builder auth(InboundAuth inbound, String mcpPath, SessionOwners owners) {
-      this.auth = new EdgeAuth(inbound, owners);
+    public Builder auth(InboundAuth inbound, String mcpPath) {
+      this.auth = new EdgeAuth(inbound);
       byte[] document = inbound.metadata();
       HttpHandler metadata = getOnly(exchange -> send(exchange, 200, "application/json", document));
       exact(InboundAuth.METADATA_PATH, metadata);

@@ -199,9 +199,6 @@ public final class McpEdgeFilter implements Filter {
       }
       try {
         pass(cached, response, chain, id, false);
-        if (auth != null) {
-          auth.opened(request, response.getHeader("Mcp-Session-Id"));
-        }
       } finally {
         sessions.release();
       }

@@ -7,7 +7,6 @@ import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.EdgeSessions;
-import ca.helu.pallas.runtime.http.SessionOwners;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
@@ -76,7 +75,6 @@ public final class AgentMcpServer implements AutoCloseable {
   private final StreamableHttpTransport transport;
   private final McpAsyncServer server;
   private final Calls calls;
-  private final SessionOwners owners = new SessionOwners();
 
   /**
    * @param historyChars the most this agent's histories hold together (docs/runtime.md, "Memory")
@@ -159,10 +157,7 @@ public final class AgentMcpServer implements AutoCloseable {
             limits.maxSessions(),
             limits.sessionIdle(),
             Duration.ofSeconds(30),
-            session -> {
-              conversations.closed(session);
-              owners.forget(session);
-            });
+            conversations::closed);
     metrics.sessions(agent, transport::sessionCount);
 
     McpSchema.Tool sendMessage =
@@ -279,11 +274,6 @@ public final class AgentMcpServer implements AutoCloseable {
     return calls;
   }
 
-  /** Which caller each session belongs to, for the edge (inbound authentication). */
-  public SessionOwners owners() {
-    return owners;
-  }
-
   /** Room for new sessions, for the edge to keep the cap. */
   public EdgeSessions sessions() {
     return transport.sessions();
@@ -320,7 +310,6 @@ public final class AgentMcpServer implements AutoCloseable {
         if (request.getMethod().equals("DELETE") && session != null && response.getStatus() < 400) {
           calls.sessionDeleted(session);
           conversations.forget(session);
-          owners.forget(session);
         }
       }
     };

@@ -58,7 +58,7 @@ public final class AgentHost implements AutoCloseable {
     HttpHandler readyz = HttpHost.probe(() -> started && !inFlight.draining());
     HttpHost.Builder builder = HttpHost.builder(bindAddress, port);
     if (auth != null) {
-      builder.auth(auth, "/mcp", mcp.owners());
+      builder.auth(auth, "/mcp");
     }
     this.http =
         builder

@@ -38,9 +38,30 @@ public final class InMemorySessionStore implements SessionStore {
                     s.initialize(),
                     s.protocolVersion(),
                     s.caller(),
+                    s.owner(),
                     s.created(),
                     now.isAfter(s.lastUsed()) ? now : s.lastUsed()))
         != null;
+  }
+
+  @Override
+  public String claim(String agent, String id, String owner) {
+    StoredSession claimed =
+        sessions.computeIfPresent(
+            new Key(agent, id),
+            (k, s) ->
+                s.owner() != null
+                    ? s
+                    : new StoredSession(
+                        s.agent(),
+                        s.id(),
+                        s.initialize(),
+                        s.protocolVersion(),
+                        s.caller(),
+                        owner,
+                        s.created(),
+                        s.lastUsed()));
+    return claimed == null ? null : claimed.owner();
   }
 
   @Override

@@ -55,16 +55,17 @@ final class PostgresSessions implements SessionStore {
         PreparedStatement insert =
             c.prepareStatement(
                 "INSERT INTO pallas_mcp_session (deployment, agent, id, initialize,"
-                    + " protocol_version, caller, created_at, last_used_at)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")) {
+                    + " protocol_version, caller, owner, created_at, last_used_at)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")) {
       insert.setString(1, store.deployment());
       insert.setString(2, session.agent());
       insert.setString(3, session.id());
       insert.setString(4, session.initialize());
       insert.setString(5, session.protocolVersion());
       insert.setString(6, session.caller());
-      insert.setTimestamp(7, Timestamp.from(session.created()));
-      insert.setTimestamp(8, Timestamp.from(session.lastUsed()));
+      insert.setString(7, session.owner());
+      insert.setTimestamp(8, Timestamp.from(session.created()));
+      insert.setTimestamp(9, Timestamp.from(session.lastUsed()));
       insert.executeUpdate();
       written.put(key(session.agent(), session.id()), System.nanoTime());
       return true;
@@ -77,12 +78,33 @@ final class PostgresSessions implements SessionStore {
     }
   }
 
+  /** One statement: of two replicas claiming at once, the second reads the first's owner. */
+  @Override
+  public String claim(String agent, String id, String owner) {
+    try (Connection c = store.connection();
+        PreparedStatement claim =
+            c.prepareStatement(
+                "UPDATE pallas_mcp_session SET owner = coalesce(owner, ?)"
+                    + " WHERE deployment = ? AND agent = ? AND id = ? RETURNING owner")) {
+      claim.setString(1, owner);
+      claim.setString(2, store.deployment());
+      claim.setString(3, agent);
+      claim.setString(4, id);
+      try (ResultSet row = claim.executeQuery()) {
+        return row.next() ? row.getString(1) : null;
+      }
+    } catch (StoreException | SQLException e) {
+      LOG.debug("claiming an MCP session of {} failed: {}", agent, StoreFailures.of(e));
+      return null;
+    }
+  }
+
   @Override
   public Optional<StoredSession> find(String agent, String id) {
     try (Connection c = store.connection();
         PreparedStatement select =
             c.prepareStatement(
-                "SELECT initialize, protocol_version, caller, created_at, last_used_at"
+                "SELECT initialize, protocol_version, caller, owner, created_at, last_used_at"
                     + " FROM pallas_mcp_session WHERE deployment = ? AND agent = ? AND id = ?")) {
       select.setString(1, store.deployment());
       select.setString(2, agent);
@@ -98,8 +120,9 @@ final class PostgresSessions implements SessionStore {
                 row.getString(1),
                 row.getString(2),
                 row.getString(3),
-                row.getTimestamp(4).toInstant(),
-                row.getTimestamp(5).toInstant()));
+                row.getString(4),
+                row.getTimestamp(5).toInstant(),
+                row.getTimestamp(6).toInstant()));
       }
     } catch (StoreException | SQLException e) {
       LOG.debug("looking up an MCP session of {} failed: {}", agent, StoreFailures.of(e));

@@ -17,7 +17,10 @@ public interface SessionStore {
    * @param initialize the client's initialize request's params, as JSON (protocol version, client
    *     capabilities, client info)
    * @param protocolVersion the version the server answered with
-   * @param caller who opened the session (the client's address, until callers carry an identity)
+   * @param caller the address of the client that opened the session (room is made for a new session
+   *     by closing the same address's idle ones first)
+   * @param owner the caller the session belongs to, with inbound authentication (docs/runtime.md,
+   *     "Inbound authentication"); null until a caller with a token uses it
    */
   record StoredSession(
       String agent,
@@ -25,6 +28,7 @@ public interface SessionStore {
       String initialize,
       String protocolVersion,
       String caller,
+      String owner,
       Instant created,
       Instant lastUsed) {}
 
@@ -36,6 +40,13 @@ public interface SessionStore {
 
   /** Notes a use of the session; false when it is not kept (deleted or expired). */
   boolean touch(String agent, String id, Instant now);
+
+  /**
+   * Gives an unowned session to {@code owner}: the owner the session has afterwards (its earlier
+   * one when it had one, so that of two callers claiming it at once on two replicas one wins); null
+   * when the session is not kept or the store failed.
+   */
+  String claim(String agent, String id, String owner);
 
   /** Forgets the session. */
   void delete(String agent, String id);

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.auth.StaticTokenFiles;
 import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.store.PostgresStore;
@@ -14,6 +15,8 @@ import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +26,7 @@ import java.util.concurrent.Executors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two replicas of one agent, each its own runtime with its own store on one PostgreSQL database
@@ -180,6 +184,68 @@ class StoreReplicasIT {
         replacement.close();
       }
     }
+  }
+
+  /**
+   * With inbound authentication, a session is its caller's on every replica (issue 18 §2): the
+   * owner is kept with the session, so another caller is refused (404) on a replica that never saw
+   * the session, and the first caller with a token claims one opened without, everywhere.
+   */
+  @Test
+  void aSessionIsItsCallersOnEveryReplica(@TempDir Path tokens) throws Exception {
+    Files.writeString(tokens.resolve("daedalus"), DAEDALUS);
+    Files.writeString(tokens.resolve("argos"), ARGOS);
+    String fleet = FLEET.replace("  agents:", "  auth: {staticTokens: {secretName: t}}\n  agents:");
+    try (RunningFleet one = replica(fleet, tokens);
+        RunningFleet two = replica(fleet, tokens)) {
+      RawMcp daedalus = RawMcp.open(one.mcpUrl("c"), DAEDALUS);
+      daedalus.callTool("send_message", Map.of("message", "daedalus's plan"));
+      RawMcp argosOnTwo = daedalus.at(two.mcpUrl("c")).as(ARGOS);
+      assertThat(historyStatus(argosOnTwo)).as("another caller, on another replica").isEqualTo(404);
+      assertThat(argosOnTwo.delete()).isEqualTo(404);
+      assertThat(pingStatus(daedalus.at(two.mcpUrl("c")).as(null)))
+          .as("without a token, where ping is open")
+          .isEqualTo(404);
+      assertThat(
+              daedalus
+                  .at(two.mcpUrl("c"))
+                  .request("prompts/get", Map.of("name", "c_history"))
+                  .toString())
+          .contains("daedalus's plan");
+
+      // opened without a token (openHealth), claimed on one replica: the claim holds on the other
+      RawMcp anonymous = RawMcp.open(one.mcpUrl("c"), null);
+      anonymous.as(ARGOS).callTool("send_message", Map.of("message", "argos's plan"));
+      assertThat(historyStatus(anonymous.at(two.mcpUrl("c")).as(DAEDALUS))).isEqualTo(404);
+      assertThat(pingStatus(anonymous.at(two.mcpUrl("c")))).isEqualTo(404);
+      assertThat(historyStatus(anonymous.at(two.mcpUrl("c")).as(ARGOS))).isEqualTo(200);
+    }
+  }
+
+  private static final String DAEDALUS = "daedalus-token-0123456789abcdef";
+  private static final String ARGOS = "argos-token-abcdefghijklmnopqr";
+
+  private RunningFleet replica(String fleet, Path tokens) {
+    return RunningFleet.start(
+        fleet,
+        o -> o.withStaticTokens(StaticTokenFiles.read(tokens)),
+        metrics ->
+            new PostgresStore(
+                StoreConfig.of(url, PostgresServer.USER, PostgresServer.PASSWORD),
+                "replicas",
+                metrics::storeUp));
+  }
+
+  private static int pingStatus(RawMcp session) throws Exception {
+    return session.post("{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}").statusCode();
+  }
+
+  private static int historyStatus(RawMcp session) throws Exception {
+    return session
+        .post(
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"prompts/get\",\"params\":{\"name\":"
+                + "\"c_history\"}}")
+        .statusCode();
   }
 
   private long storedSessions() throws Exception {

@@ -37,16 +37,18 @@ final class LiveSessions implements EdgeSessions, AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().daemon().name("pallas-session-expiry").factory());
 
-  /** A session, who opened it (its address, until callers have an identity), its last use. */
+  /** A session, the address that opened it, the caller it belongs to, its last use. */
   private static final class Live {
     final McpStreamableServerSession session;
     final String caller;
     final String protocolVersion;
+    volatile String owner;
     volatile long lastSeen = System.nanoTime();
 
-    Live(McpStreamableServerSession session, String caller, String protocolVersion) {
+    Live(McpStreamableServerSession session, String caller, String owner, String protocolVersion) {
       this.session = session;
       this.caller = caller == null ? "" : caller;
+      this.owner = owner;
       this.protocolVersion = protocolVersion == null ? "" : protocolVersion;
     }
 
@@ -118,17 +120,59 @@ final class LiveSessions implements EdgeSessions, AutoCloseable {
     return session != null && (live.containsKey(session) || store.find(agent, session).isPresent());
   }
 
-  /** A session opened here by an initialize, kept in the store. */
+  /**
+   * A session opened here by an initialize, kept in the store.
+   *
+   * @param caller the client's address
+   * @param owner the authenticated caller who opened it; null without a token
+   */
   void add(
       McpStreamableServerSession session,
       String caller,
+      String owner,
       String initialize,
       String protocolVersion) {
     Instant now = Instant.now();
     store.save(
         new SessionStore.StoredSession(
-            agent, session.getId(), initialize, protocolVersion, caller, now, now));
-    live.put(session.getId(), new Live(session, caller, protocolVersion));
+            agent, session.getId(), initialize, protocolVersion, caller, owner, now, now));
+    live.put(session.getId(), new Live(session, caller, owner, protocolVersion));
+  }
+
+  /**
+   * Whether {@code caller} (null: no token) may use the session (docs/runtime.md, "Inbound
+   * authentication"): its owner may; a session without an owner is open to a request without a
+   * token, and the first caller with one claims it, on every replica (the store decides between two
+   * claiming at once). A session not kept is left to the transport, which answers 404.
+   */
+  @Override
+  public boolean admits(String session, String caller) {
+    Live held = live.get(session);
+    String owner;
+    if (held != null) {
+      owner = held.owner;
+    } else {
+      var stored = store.find(agent, session);
+      if (stored.isEmpty()) {
+        return true;
+      }
+      owner = stored.get().owner();
+    }
+    if (owner != null || caller == null) {
+      return owner == null || owner.equals(caller);
+    }
+    owner = store.claim(agent, session, caller);
+    if (held != null) {
+      synchronized (held) {
+        if (held.owner == null) {
+          // the store's answer, or this caller's while the store fails (the session then lives
+          // in this replica only)
+          held.owner = owner == null ? caller : owner;
+        }
+        owner = held.owner;
+      }
+    }
+    return caller.equals(owner);
   }
 
   /**
@@ -170,7 +214,10 @@ final class LiveSessions implements EdgeSessions, AutoCloseable {
     }
     Live restored =
         new Live(
-            restorer.restore(stored.get()), stored.get().caller(), stored.get().protocolVersion());
+            restorer.restore(stored.get()),
+            stored.get().caller(),
+            stored.get().owner(),
+            stored.get().protocolVersion());
     live.put(id, restored);
     store.touch(agent, id, Instant.now());
     LOG.debug("re-created MCP session {} from the session store", id);

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.mcp.session;
 
+import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.http.EdgeSessions;
 import ca.helu.pallas.runtime.store.EventStore;
 import ca.helu.pallas.runtime.store.SessionStore;
@@ -375,7 +376,11 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       return;
     }
     sessions.add(
-        session, request.getRemoteAddr(), json.writeValueAsString(init), result.protocolVersion());
+        session,
+        request.getRemoteAddr(),
+        Caller.nameOf(request),
+        json.writeValueAsString(init),
+        result.protocolVersion());
     byte[] body =
         json.writeValueAsString(McpSchema.JSONRPCResponse.result(call.id(), result))
             .getBytes(StandardCharsets.UTF_8);

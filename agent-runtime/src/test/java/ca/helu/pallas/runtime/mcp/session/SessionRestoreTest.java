@@ -57,9 +57,9 @@ class SessionRestoreTest {
   void theStoreExpiresOnlyTheAgentsSessionsUnusedSinceTheCutoff() {
     SessionStore store = new InMemorySessionStore();
     Instant t0 = Instant.parse("2026-11-24T12:00:00Z");
-    store.save(new SessionStore.StoredSession("a", "old", "{}", "2025-11-25", "", t0, t0));
-    store.save(new SessionStore.StoredSession("a", "used", "{}", "2025-11-25", "", t0, t0));
-    store.save(new SessionStore.StoredSession("b", "other", "{}", "2025-11-25", "", t0, t0));
+    store.save(new SessionStore.StoredSession("a", "old", "{}", "2025-11-25", "", null, t0, t0));
+    store.save(new SessionStore.StoredSession("a", "used", "{}", "2025-11-25", "", null, t0, t0));
+    store.save(new SessionStore.StoredSession("b", "other", "{}", "2025-11-25", "", null, t0, t0));
     assertThat(store.touch("a", "used", t0.plusSeconds(60))).isTrue();
     assertThat(store.touch("a", "never", t0.plusSeconds(60))).isFalse();
 

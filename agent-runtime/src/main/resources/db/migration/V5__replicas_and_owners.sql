@@ -8,3 +8,7 @@ CREATE TABLE pallas_replica (
 );
 
 ALTER TABLE pallas_mcp_event ADD COLUMN replica text;
+
+-- The caller each MCP session belongs to, with inbound authentication (docs/runtime.md, "Inbound
+-- authentication"): every replica refuses it to any other caller.
+ALTER TABLE pallas_mcp_session ADD COLUMN owner text;
