@@ -173,6 +173,27 @@ class OidcTokensTest {
         .isEqualTo("alice");
   }
 
+  /**
+   * A token validated once is taken from memory on later calls (docs/benchmarks.md, "Authentication
+   * and tracing"), but never past its expiry: remembered, it is refused as soon as it would be on a
+   * first check.
+   */
+  @Test
+  void aRememberedTokenIsRefusedOnceItExpires() throws Exception {
+    OidcTokens auth = tokens(Set.of());
+    // expired 59 s ago: within the 60 s skew for one second more
+    String token =
+        signed(b ->
+            b.expirationTime(Date.from(Instant.now().minus(OidcTokens.CLOCK_SKEW).plusSeconds(1))));
+    assertThat(auth.authenticate("Bearer " + token).name()).isEqualTo("alice");
+    assertThat(auth.authenticate("Bearer " + token).name()).as("remembered").isEqualTo("alice");
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(100))
+        .untilAsserted(
+            () -> assertThat(refused(auth, token).getMessage()).isEqualTo("the token has expired"));
+  }
+
   @Test
   void aTokenOfAnotherIssuerOrForAnotherAudienceIsRefused() throws Exception {
     OidcTokens auth = tokens(Set.of());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ca.helu.pallas.runtime.store.PostgresStore;
 import ca.helu.pallas.runtime.store.StoreConfig;
+import ca.helu.pallas.runtime.testing.Benchmarks;
 import ca.helu.pallas.runtime.testing.PostgresServer;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -14,7 +15,6 @@ import dev.langchain4j.data.message.ChatMessageSerializer;
 import dev.langchain4j.data.message.UserMessage;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -68,8 +68,8 @@ class StoreBenchmarkIT {
       // a connection-scope agent: each session its own conversation, as most clients hold
       RawMcp inMemory = RawMcp.open(memory.mcpUrl("c"), null);
       RawMcp inStore = RawMcp.open(stored.mcpUrl("c"), null);
-      calls(inMemory, 200); // warm-up: classes, pools, JIT
-      calls(inStore, 200);
+      Benchmarks.calls(inMemory, 200); // warm-up: classes, pools, JIT
+      Benchmarks.calls(inStore, 200);
       // fresh sessions, so each history stays small as in the measured calls
       List<Long> memoryNanos = new ArrayList<>();
       List<Long> storeNanos = new ArrayList<>();
@@ -79,13 +79,13 @@ class StoreBenchmarkIT {
       for (int round = 0; round < ROUNDS; round++) {
         RawMcp m = RawMcp.open(memory.mcpUrl("c"), null);
         long cpu = OS.getProcessCpuTime();
-        memoryNanos.addAll(calls(m, CALLS));
+        memoryNanos.addAll(Benchmarks.calls(m, CALLS));
         memoryCpu += OS.getProcessCpuTime() - cpu;
         m.delete();
         RawMcp st = RawMcp.open(stored.mcpUrl("c"), null);
         cpu = OS.getProcessCpuTime();
         long pg = PG.cpuNanos();
-        storeNanos.addAll(calls(st, CALLS));
+        storeNanos.addAll(Benchmarks.calls(st, CALLS));
         storeCpu += OS.getProcessCpuTime() - cpu;
         pgCpu += PG.cpuNanos() - pg;
         st.delete();
@@ -97,12 +97,14 @@ class StoreBenchmarkIT {
               + " p99 %.2f ms; added p50 %.2f ms p99 %.2f ms%n",
           n,
           ROUNDS,
-          ms(percentile(memoryNanos, 50)),
-          ms(percentile(memoryNanos, 99)),
-          ms(percentile(storeNanos, 50)),
-          ms(percentile(storeNanos, 99)),
-          ms(percentile(storeNanos, 50) - percentile(memoryNanos, 50)),
-          ms(percentile(storeNanos, 99) - percentile(memoryNanos, 99)));
+          Benchmarks.ms(Benchmarks.percentile(memoryNanos, 50)),
+          Benchmarks.ms(Benchmarks.percentile(memoryNanos, 99)),
+          Benchmarks.ms(Benchmarks.percentile(storeNanos, 50)),
+          Benchmarks.ms(Benchmarks.percentile(storeNanos, 99)),
+          Benchmarks.ms(
+              Benchmarks.percentile(storeNanos, 50) - Benchmarks.percentile(memoryNanos, 50)),
+          Benchmarks.ms(
+              Benchmarks.percentile(storeNanos, 99) - Benchmarks.percentile(memoryNanos, 99)));
       System.out.printf(
           "store benchmark: CPU per call of this JVM (runtime + client): memory %d us, PostgreSQL"
               + " store %d us; PostgreSQL's own processes %d us per call%n",
@@ -153,32 +155,11 @@ class StoreBenchmarkIT {
             label,
             ready / 1_000_000,
             heap >> 20,
-            ms(percentile(prompt, 50)),
-            ms(percentile(prompt, 99)));
+            Benchmarks.ms(Benchmarks.percentile(prompt, 50)),
+            Benchmarks.ms(Benchmarks.percentile(prompt, 99)));
         assertThat(heap).as("the runtime loads no stored conversation").isLessThan(32L << 20);
       }
     }
-  }
-
-  private static List<Long> calls(RawMcp session, int count) throws Exception {
-    List<Long> nanos = new ArrayList<>(count);
-    for (int i = 0; i < count; i++) {
-      long t = System.nanoTime();
-      JsonNode result = session.callTool("send_message", Map.of("message", "call " + i));
-      nanos.add(System.nanoTime() - t);
-      assertThat(result.path("isError").asBoolean()).isFalse();
-    }
-    return nanos;
-  }
-
-  private static long percentile(List<Long> values, int p) {
-    long[] sorted = values.stream().mapToLong(Long::longValue).toArray();
-    Arrays.sort(sorted);
-    return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p / 100.0 * sorted.length) - 1)];
-  }
-
-  private static double ms(long nanos) {
-    return nanos / 1e6;
   }
 
   private static long heapAfterGc() {
