@@ -198,6 +198,10 @@ final class TurnHandler {
             .setAttribute("gen_ai.operation.name", "execute_tool")
             .setAttribute("gen_ai.tool.name", request.name())
             .startSpan();
+    Caller caller = caller(exchange);
+    if (caller != null) { // with inbound authentication: who calls (docs/observability.md, "Spans")
+      span.setAttribute("enduser.id", caller.name());
+    }
     try (Scope current = span.makeCurrent()) {
       Optional<McpSchema.CallToolResult> answer = runInSpan(exchange, request, call, admission);
       if (answer.isEmpty()) {

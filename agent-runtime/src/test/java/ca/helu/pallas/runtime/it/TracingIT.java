@@ -3,9 +3,12 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.auth.StaticTokenFiles;
+import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.JaegerServer;
 import ca.helu.pallas.runtime.testing.JaegerServer.Span;
+import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
 import ch.qos.logback.classic.Logger;
@@ -16,6 +19,8 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.net.http.HttpRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
@@ -26,6 +31,7 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -231,6 +237,48 @@ class TracingIT {
     assertThat(spans)
         .flatExtracting(s -> List.copyOf(s.tags().values()))
         .noneMatch(v -> v.contains(MESSAGE) || v.contains(ARGUMENT) || v.contains("done"));
+  }
+
+  /** With inbound authentication, the call's server span names its caller (issue 19 §1). */
+  @Test
+  void theCallsServerSpanNamesItsCaller(@TempDir Path tokens) throws Exception {
+    Files.writeString(tokens.resolve("daedalus"), "daedalus-token-0123456789abcdef");
+    fleet =
+        RunningFleet.start(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: callers}
+            spec:
+              registry: {port: ${port:registry}}
+              defaultModel: passthrough
+              agents: [{name: solo, port: ${port:solo}}]
+              auth: {staticTokens: {secretName: tokens}}
+            """,
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", JAEGER.otlpEndpoint(),
+                "OTEL_SERVICE_NAME", "pallas-callers",
+                "OTEL_BSP_SCHEDULE_DELAY", "100"),
+            o -> o.withStaticTokens(StaticTokenFiles.read(tokens)),
+            DefaultAgentParts.Timings.DEFAULT);
+    String traceId = hex(16);
+    RawMcp.open(fleet.mcpUrl("solo"), "daedalus-token-0123456789abcdef")
+        .request(
+            "tools/call",
+            Map.of(
+                "name",
+                "send_message",
+                "arguments",
+                Map.of("message", "hello"),
+                "_meta",
+                Map.of("traceparent", "00-" + traceId + "-" + hex(8) + "-01")));
+    List<Span> spans =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(200))
+            .until(() -> JAEGER.trace(traceId), found -> !found.isEmpty());
+    Span call = one(spans, s -> s.name().equals("tools/call send_message"));
+    assertThat(call.tag("enduser.id")).isEqualTo("daedalus");
   }
 
   @Test
