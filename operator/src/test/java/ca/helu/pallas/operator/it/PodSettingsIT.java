@@ -191,7 +191,7 @@ class PodSettingsIT {
     assertThat(env(podRegistry.getContainers().get(0), "HTTPS_PROXY").getValue())
         .isEqualTo("http://proxy:3128");
 
-    // the API server admits every rendered pod (PriorityClass and ServiceAccount admission run)
+    // the API server admits every rendered pod (Priority admission resolves the PriorityClass)
     for (Deployment deployment : List.of(a, b, registry)) {
       Pod pod =
           new PodBuilder()
@@ -222,6 +222,37 @@ class PodSettingsIT {
     // b's own nodeSelector still wins
     assertThat(Fixtures.agentDeployment(d, "b").getSpec().getTemplate().getSpec().getNodeSelector())
         .containsExactlyEntriesOf(Map.of("pool", "gpu"));
+  }
+
+  /**
+   * The API server defaults fields inside the user's objects (a configMap volume's defaultMode, a
+   * toleration's operator): the operator must still see its Deployments as matching and write
+   * nothing once converged.
+   */
+  @Test
+  void theOperatorConvergesOnTheSettingsAndWritesNothingMore() {
+    TestOperator.shared();
+    String ns = KubeCluster.shared().namespace("podsteady");
+    K8S.resource(
+            new PriorityClassBuilder()
+                .withNewMetadata()
+                .withName(PRIORITY)
+                .endMetadata()
+                .withValue(1000)
+                .build())
+        .serverSideApply();
+    PallasDeployment d = Fixtures.create("placed", ns, SPEC);
+    awaitAndMarkAvailable(d, "a");
+    awaitAndMarkAvailable(d, "b");
+    Fixtures.awaitRegistryAndMarkAvailable(d);
+    Fixtures.awaitCondition(d, "Progressing", "Converged");
+    Map<String, String> before = Fixtures.ownedVersions(d);
+    await()
+        .during(Duration.ofSeconds(10))
+        .atMost(Duration.ofSeconds(15))
+        .pollInterval(Duration.ofSeconds(1))
+        .untilAsserted(() -> assertThat(Fixtures.ownedVersions(d)).isEqualTo(before));
+    assertThat(before).containsKeys("Deployment/placed-a", "Deployment/placed-registry");
   }
 
   static Stream<Arguments> refused() {
