@@ -1,12 +1,26 @@
-{{/* The name of the release's objects. */}}
+{{/* The chart's name in object names: nameOverride, else the chart's. */}}
+{{- define "pallas.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The name of the release's objects: fullnameOverride, else <release>-<name>. */}}
 {{- define "pallas.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "pallas.name" . -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
+{{/*
+The operator's selector labels. app.kubernetes.io/name stays the chart's name whatever nameOverride
+says: every fleet's NetworkPolicy admits the operator's pod by it (docs/operator.md, "Network").
+*/}}
 {{- define "pallas.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}

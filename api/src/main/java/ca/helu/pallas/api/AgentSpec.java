@@ -82,7 +82,12 @@ public record AgentSpec(
     @JsonPropertyDescription(
             "How much one caller may use this agent; overrides spec.callerLimits. Default: no"
                 + " limit.")
-        CallerLimitsSpec callerLimits) {
+        CallerLimitsSpec callerLimits,
+    @JsonPropertyDescription(
+            "Where this agent's pods run and what they carry (Kubernetes); each field set here"
+                + " replaces the same field of spec.pod whole (labels, env and lists are not"
+                + " merged).")
+        PodSettingsSpec pod) {
 
   public List<String> effectiveServers() {
     return servers == null ? List.of() : servers;

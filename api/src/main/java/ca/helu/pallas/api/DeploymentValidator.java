@@ -169,6 +169,7 @@ public final class DeploymentValidator {
       }
       String at = "spec.agents[" + i + "]";
       checkCallerLimits(at + ".callerLimits", a.callerLimits(), p);
+      PodSettingsSpec.check(at + ".pod", a.pod(), p);
       if (!checkName(at + ".name", a.name(), p)) {
         continue;
       }
@@ -297,6 +298,7 @@ public final class DeploymentValidator {
     }
     checkAuth(s.auth(), p);
     checkCallerLimits("spec.callerLimits", s.callerLimits(), p);
+    PodSettingsSpec.check("spec.pod", s.pod(), p);
     checkTracing(s.tracing(), p);
     if (s.networkPolicy() != null) {
       checkPeers("spec.networkPolicy.from", s.networkPolicy().from(), p);

@@ -115,7 +115,14 @@ public record PallasDeploymentSpec(
         CallerLimitsSpec callerLimits,
     @JsonPropertyDescription(
             "Where every agent sends its OpenTelemetry traces. Default: none (tracing off).")
-        TracingSpec tracing) {
+        TracingSpec tracing,
+    @JsonPropertyDescription(
+            "Where the fleet's pods run and what they carry beyond the operator's own (Kubernetes):"
+                + " nodeSelector, tolerations, affinity, topologySpreadConstraints,"
+                + " priorityClassName, labels, annotations, env, envFrom, volumes, volumeMounts,"
+                + " serviceAccountName. Every agent's pods and the registry's take it;"
+                + " agents[].pod replaces it field by field.")
+        PodSettingsSpec pod) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 
@@ -131,6 +138,19 @@ public record PallasDeploymentSpec(
   /** The agent's own limits per caller, else the fleet's, else null (none). */
   public CallerLimitsSpec callerLimitsOf(AgentSpec agent) {
     return agent.callerLimits() != null ? agent.callerLimits() : callerLimits;
+  }
+
+  /**
+   * An agent's pod settings: each field its own {@code pod} sets, else the fleet's {@code pod}
+   * (docs/operator.md, "Pods where you want them").
+   */
+  public PodSettingsSpec podOf(AgentSpec agent) {
+    return PodSettingsSpec.merge(pod, agent.pod());
+  }
+
+  /** The fleet-wide pod settings, which the registry's pods take. */
+  public PodSettingsSpec effectivePod() {
+    return pod == null ? PodSettingsSpec.EMPTY : pod;
   }
 
   public NetworkPolicySpec effectiveNetworkPolicy() {

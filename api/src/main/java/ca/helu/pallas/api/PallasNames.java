@@ -50,6 +50,15 @@ public final class PallasNames {
    */
   public static final String STATIC_TOKENS_DIR = "/var/run/pallas/static-tokens";
 
+  /** The writable emptyDir every pod mounts (the root filesystem is read-only). */
+  public static final String TMP_DIR = "/tmp";
+
+  /** The pod volumes the operator renders (spec.pod.volumes may not reuse their names). */
+  public static final String CONFIG_VOLUME = "config";
+
+  public static final String TMP_VOLUME = "tmp";
+  public static final String TOKENS_VOLUME = "static-tokens";
+
   public static final String CONFIG_KEY = "deployment.yaml";
   public static final String CONFIG_FILE = CONFIG_DIR + "/" + CONFIG_KEY;
 

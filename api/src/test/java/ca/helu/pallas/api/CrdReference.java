@@ -18,8 +18,28 @@ final class CrdReference {
   static final String END = "<!-- end of generated reference -->";
 
   /** Kubernetes types documented by their own reference, not field by field. */
-  private static final Set<String> OPAQUE =
-      Set.of("spec.agents[].resources", "status.conditions[]");
+  private static final Set<String> OPAQUE = opaque();
+
+  private static Set<String> opaque() {
+    Set<String> paths =
+        new java.util.HashSet<>(Set.of("spec.agents[].resources", "status.conditions[]"));
+    // PodSettingsSpec's fields are the Pod API's own types (docs/operator.md, "Pods where you want
+    // them")
+    for (String pod : List.of("spec.pod", "spec.agents[].pod")) {
+      paths.add(pod + ".affinity");
+      for (String list :
+          List.of(
+              "tolerations",
+              "topologySpreadConstraints",
+              "env",
+              "envFrom",
+              "volumes",
+              "volumeMounts")) {
+        paths.add(pod + "." + list + "[]");
+      }
+    }
+    return Set.copyOf(paths);
+  }
 
   private CrdReference() {}
 

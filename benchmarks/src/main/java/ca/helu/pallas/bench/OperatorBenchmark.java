@@ -222,6 +222,7 @@ public final class OperatorBenchmark {
               null,
               null,
               null,
+              null,
               null));
     }
     return new PallasDeployment(
@@ -235,6 +236,7 @@ public final class OperatorBenchmark {
             null,
             null,
             list,
+            null,
             null,
             null,
             null,

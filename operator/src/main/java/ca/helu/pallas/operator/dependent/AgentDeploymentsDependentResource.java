@@ -132,63 +132,78 @@ public class AgentDeploymentsDependentResource
   static Deployment desired(RenderedFleet fleet, AgentPod pod, OperatorConfig config) {
     String agent = pod.agent().name();
     String name = PallasNames.agentObject(fleet.name(), agent);
-    return new DeploymentBuilder()
-        .withMetadata(Owners.metadata(fleet, name, PallasNames.agentLabels(fleet.name(), agent)))
-        .withNewSpec()
-        // with autoscaling the HorizontalPodAutoscaler owns replicas: left out of what is applied,
-        // server-side apply neither resets nor claims them (docs/operator.md, "Scaling")
-        .withReplicas(pod.agent().autoscaling() == null ? pod.agent().effectiveReplicas() : null)
-        .withRevisionHistoryLimit(3)
-        .withNewSelector()
-        .withMatchLabels(PallasNames.agentSelector(fleet.name(), agent))
-        .endSelector()
-        // a new pod is ready before an old one goes, so the agent keeps serving during a rollout
-        .withNewStrategy()
-        .withType("RollingUpdate")
-        .withNewRollingUpdate()
-        .withMaxSurge(new IntOrString(1))
-        .withMaxUnavailable(new IntOrString(0))
-        .endRollingUpdate()
-        .endStrategy()
-        .withNewTemplate()
-        .withNewMetadata()
-        .withLabels(PallasNames.agentLabels(fleet.name(), agent))
-        .addToAnnotations(PallasNames.CONFIG_HASH_ANNOTATION, pod.configHash())
-        .endMetadata()
-        .withNewSpec()
-        .withAutomountServiceAccountToken(false)
-        .withEnableServiceLinks(false)
-        .withTerminationGracePeriodSeconds(
-            (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
-        .withSecurityContext(Pods.podSecurity())
-        .withTopologySpreadConstraints(Pods.spread(PallasNames.agentSelector(fleet.name(), agent)))
-        .withImagePullSecrets(Pods.pullSecrets(config))
-        .addNewContainer()
-        .withName("agent")
-        .withImage(config.runtimeImage())
-        .withImagePullPolicy(config.imagePullPolicy())
-        .withArgs(args(agent, pod.port(), config))
-        .withPorts(Pods.agentPorts(pod.port()))
-        .withEnv(pod.env())
-        .withResources(Pods.resources(pod.agent().resources()))
-        .withReadinessProbe(Pods.readiness(PallasNames.PROBE_PORT_NAME))
-        .withLivenessProbe(Pods.liveness(PallasNames.PROBE_PORT_NAME))
-        .withStartupProbe(Pods.startup(PallasNames.PROBE_PORT_NAME))
-        // Service endpoints drop the pod first, then SIGTERM starts the drain
-        .withNewLifecycle()
-        .withNewPreStop()
-        .withNewSleep()
-        .withSeconds((long) Pods.PRE_STOP_SECONDS)
-        .endSleep()
-        .endPreStop()
-        .endLifecycle()
-        .withSecurityContext(Pods.containerSecurity())
-        .withVolumeMounts(Pods.agentMounts(fleet))
-        .endContainer()
-        .withVolumes(Pods.agentVolumes(fleet))
-        .endSpec()
-        .endTemplate()
-        .endSpec()
-        .build();
+    Deployment deployment =
+        new DeploymentBuilder()
+            .withMetadata(
+                Owners.metadata(fleet, name, PallasNames.agentLabels(fleet.name(), agent)))
+            .withNewSpec()
+            // with autoscaling the HorizontalPodAutoscaler owns replicas: left out of what is
+            // applied,
+            // server-side apply neither resets nor claims them (docs/operator.md, "Scaling")
+            .withReplicas(
+                pod.agent().autoscaling() == null ? pod.agent().effectiveReplicas() : null)
+            .withRevisionHistoryLimit(3)
+            .withNewSelector()
+            .withMatchLabels(PallasNames.agentSelector(fleet.name(), agent))
+            .endSelector()
+            // a new pod is ready before an old one goes, so the agent keeps serving during a
+            // rollout
+            .withNewStrategy()
+            .withType("RollingUpdate")
+            .withNewRollingUpdate()
+            .withMaxSurge(new IntOrString(1))
+            .withMaxUnavailable(new IntOrString(0))
+            .endRollingUpdate()
+            .endStrategy()
+            .withNewTemplate()
+            .withNewMetadata()
+            .withLabels(PallasNames.agentLabels(fleet.name(), agent))
+            .addToAnnotations(PallasNames.CONFIG_HASH_ANNOTATION, pod.configHash())
+            .endMetadata()
+            .withNewSpec()
+            .withAutomountServiceAccountToken(false)
+            .withEnableServiceLinks(false)
+            .withTerminationGracePeriodSeconds(
+                (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
+            .withSecurityContext(Pods.podSecurity())
+            .withTopologySpreadConstraints(
+                Pods.spread(PallasNames.agentSelector(fleet.name(), agent)))
+            .withImagePullSecrets(Pods.pullSecrets(config))
+            .addNewContainer()
+            .withName("agent")
+            .withImage(config.runtimeImage())
+            .withImagePullPolicy(config.imagePullPolicy())
+            .withArgs(args(agent, pod.port(), config))
+            .withPorts(Pods.agentPorts(pod.port()))
+            .withEnv(pod.env())
+            .withResources(Pods.resources(pod.agent().resources()))
+            .withReadinessProbe(Pods.readiness(PallasNames.PROBE_PORT_NAME))
+            .withLivenessProbe(Pods.liveness(PallasNames.PROBE_PORT_NAME))
+            .withStartupProbe(Pods.startup(PallasNames.PROBE_PORT_NAME))
+            // Service endpoints drop the pod first, then SIGTERM starts the drain
+            .withNewLifecycle()
+            .withNewPreStop()
+            .withNewSleep()
+            .withSeconds((long) Pods.PRE_STOP_SECONDS)
+            .endSleep()
+            .endPreStop()
+            .endLifecycle()
+            .withSecurityContext(Pods.containerSecurity())
+            .withVolumeMounts(Pods.agentMounts(fleet))
+            .endContainer()
+            .withVolumes(Pods.agentVolumes(fleet))
+            .endSpec()
+            .endTemplate()
+            .endSpec()
+            .build();
+    // a change of these changes the pod template, which rolls the agent's pods
+    deployment
+        .getSpec()
+        .setTemplate(
+            Pods.withSettings(
+                deployment.getSpec().getTemplate(),
+                fleet.primary().getSpec().podOf(pod.agent()),
+                false));
+    return deployment;
   }
 }

@@ -2,16 +2,22 @@ package ca.helu.pallas.operator.dependent;
 
 import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.PodSettingsSpec;
 import ca.helu.pallas.operator.OperatorConfig;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.Capabilities;
 import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
+import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -26,9 +32,11 @@ import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -47,9 +55,9 @@ final class Pods {
   static final String HOSTNAME_TOPOLOGY = "kubernetes.io/hostname";
   static final String ZONE_TOPOLOGY = "topology.kubernetes.io/zone";
 
-  static final String CONFIG_VOLUME = "config";
-  static final String TMP_VOLUME = "tmp";
-  static final String TOKENS_VOLUME = "static-tokens";
+  static final String CONFIG_VOLUME = PallasNames.CONFIG_VOLUME;
+  static final String TMP_VOLUME = PallasNames.TMP_VOLUME;
+  static final String TOKENS_VOLUME = PallasNames.TOKENS_VOLUME;
 
   private Pods() {}
 
@@ -208,7 +216,70 @@ final class Pods {
             .withMountPath(PallasNames.CONFIG_DIR)
             .withReadOnly(true)
             .build(),
-        new VolumeMountBuilder().withName(TMP_VOLUME).withMountPath("/tmp").build());
+        new VolumeMountBuilder().withName(TMP_VOLUME).withMountPath(PallasNames.TMP_DIR).build());
+  }
+
+  /**
+   * A rendered pod template with the user's settings added (docs/operator.md, "Pods where you want
+   * them"): their labels, annotations, env, volumes and mounts beside the operator's own, which
+   * validation keeps them from replacing; their topologySpreadConstraints instead of the default
+   * spread. The registry keeps its own ServiceAccount, the one its Role is bound to.
+   */
+  static PodTemplateSpec withSettings(
+      PodTemplateSpec rendered, PodSettingsSpec settings, boolean ownServiceAccount) {
+    // a deep copy: the user's objects in the spec are never shared with the rendered Deployment
+    PodTemplateSpec template = new PodTemplateSpecBuilder(rendered).build();
+    ObjectMeta metadata = template.getMetadata();
+    Map<String, String> labels = new LinkedHashMap<>(orEmpty(settings.labels()));
+    labels.putAll(orEmpty(metadata.getLabels()));
+    metadata.setLabels(labels);
+    Map<String, String> annotations = new LinkedHashMap<>(orEmpty(settings.annotations()));
+    annotations.putAll(orEmpty(metadata.getAnnotations()));
+    metadata.setAnnotations(annotations);
+    PodSpec spec = template.getSpec();
+    Container container = spec.getContainers().get(0);
+    container.setEnv(concat(container.getEnv(), settings.env(), PodSettingsSpec.Env::toEnvVar));
+    container.setEnvFrom(
+        concat(
+            container.getEnvFrom(), settings.envFrom(), PodSettingsSpec.EnvFrom::toEnvFromSource));
+    container.setVolumeMounts(
+        concat(
+            container.getVolumeMounts(),
+            settings.volumeMounts(),
+            PodSettingsSpec.Mount::toVolumeMount));
+    spec.setVolumes(concat(spec.getVolumes(), settings.volumes(), v -> v));
+    if (settings.nodeSelector() != null) {
+      spec.setNodeSelector(new LinkedHashMap<>(settings.nodeSelector()));
+    }
+    if (settings.tolerations() != null) {
+      spec.setTolerations(settings.tolerations());
+    }
+    if (settings.affinity() != null) {
+      spec.setAffinity(settings.affinity());
+    }
+    if (settings.topologySpreadConstraints() != null) {
+      spec.setTopologySpreadConstraints(settings.topologySpreadConstraints());
+    }
+    if (settings.priorityClassName() != null) {
+      spec.setPriorityClassName(settings.priorityClassName());
+    }
+    if (settings.serviceAccountName() != null && !ownServiceAccount) {
+      spec.setServiceAccountName(settings.serviceAccountName());
+    }
+    // copied once more, so the result holds none of the spec's objects
+    return new PodTemplateSpecBuilder(template).build();
+  }
+
+  private static <T, S> List<T> concat(List<T> own, List<S> extra, Function<S, T> toKubernetes) {
+    List<T> all = new ArrayList<>(own == null ? List.of() : own);
+    if (extra != null) {
+      extra.stream().map(toKubernetes).forEach(all::add);
+    }
+    return all;
+  }
+
+  private static <K, V> Map<K, V> orEmpty(Map<K, V> map) {
+    return map == null ? Map.of() : map;
   }
 
   /** The spec's resources, or requests of 100m CPU and 256Mi with a 512Mi memory limit. */

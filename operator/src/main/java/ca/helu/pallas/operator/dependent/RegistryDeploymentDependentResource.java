@@ -43,41 +43,51 @@ public class RegistryDeploymentDependentResource
   static Deployment desired(RenderedFleet fleet, OperatorConfig config) {
     String name = PallasNames.registryObject(fleet.name());
     int port = fleet.primary().getSpec().effectiveRegistry().effectivePort();
-    return new DeploymentBuilder()
-        .withMetadata(Owners.metadata(fleet, name, PallasNames.registryLabels(fleet.name())))
-        .withNewSpec()
-        .withReplicas(1)
-        .withRevisionHistoryLimit(3)
-        .withNewSelector()
-        .withMatchLabels(PallasNames.registrySelector(fleet.name()))
-        .endSelector()
-        .withNewTemplate()
-        .withNewMetadata()
-        .withLabels(PallasNames.registryLabels(fleet.name()))
-        .endMetadata()
-        .withNewSpec()
-        .withServiceAccountName(name)
-        .withAutomountServiceAccountToken(true)
-        .withEnableServiceLinks(false)
-        .withSecurityContext(Pods.podSecurity())
-        .withImagePullSecrets(Pods.pullSecrets(config))
-        .addNewContainer()
-        .withName("registry")
-        .withImage(config.runtimeImage())
-        .withImagePullPolicy(config.imagePullPolicy())
-        .withArgs(args(fleet))
-        .withPorts(Pods.port(port))
-        .withResources(Pods.resources(null))
-        .withReadinessProbe(Pods.readiness(PallasNames.PORT_NAME))
-        .withLivenessProbe(Pods.liveness(PallasNames.PORT_NAME))
-        .withStartupProbe(Pods.startup(PallasNames.PORT_NAME))
-        .withSecurityContext(Pods.containerSecurity())
-        .withVolumeMounts(Pods.mounts().get(1))
-        .endContainer()
-        .withVolumes(Pods.volumes(fleet.name()).get(1))
-        .endSpec()
-        .endTemplate()
-        .endSpec()
-        .build();
+    Deployment deployment =
+        new DeploymentBuilder()
+            .withMetadata(Owners.metadata(fleet, name, PallasNames.registryLabels(fleet.name())))
+            .withNewSpec()
+            .withReplicas(1)
+            .withRevisionHistoryLimit(3)
+            .withNewSelector()
+            .withMatchLabels(PallasNames.registrySelector(fleet.name()))
+            .endSelector()
+            .withNewTemplate()
+            .withNewMetadata()
+            .withLabels(PallasNames.registryLabels(fleet.name()))
+            .endMetadata()
+            .withNewSpec()
+            .withServiceAccountName(name)
+            .withAutomountServiceAccountToken(true)
+            .withEnableServiceLinks(false)
+            .withSecurityContext(Pods.podSecurity())
+            .withImagePullSecrets(Pods.pullSecrets(config))
+            .addNewContainer()
+            .withName("registry")
+            .withImage(config.runtimeImage())
+            .withImagePullPolicy(config.imagePullPolicy())
+            .withArgs(args(fleet))
+            .withPorts(Pods.port(port))
+            .withResources(Pods.resources(null))
+            .withReadinessProbe(Pods.readiness(PallasNames.PORT_NAME))
+            .withLivenessProbe(Pods.liveness(PallasNames.PORT_NAME))
+            .withStartupProbe(Pods.startup(PallasNames.PORT_NAME))
+            .withSecurityContext(Pods.containerSecurity())
+            .withVolumeMounts(Pods.mounts().get(1))
+            .endContainer()
+            .withVolumes(Pods.volumes(fleet.name()).get(1))
+            .endSpec()
+            .endTemplate()
+            .endSpec()
+            .build();
+    // the fleet-wide spec.pod; the registry keeps its ServiceAccount, which may read the ConfigMap
+    deployment
+        .getSpec()
+        .setTemplate(
+            Pods.withSettings(
+                deployment.getSpec().getTemplate(),
+                fleet.primary().getSpec().effectivePod(),
+                true));
+    return deployment;
   }
 }

@@ -216,6 +216,7 @@ public final class FleetRenderer {
             null,
             null,
             null,
+            null,
             null));
     view.put("port", spec.portOf(agent));
     view.put("model", spec.modelOf(agent));
@@ -330,7 +331,8 @@ public final class FleetRenderer {
         s.auth(),
         s.networkPolicy(),
         s.callerLimits(),
-        s.tracing());
+        s.tracing(),
+        s.pod());
   }
 
   private static ProviderSpec inlineProvider(

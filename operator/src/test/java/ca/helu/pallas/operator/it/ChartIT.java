@@ -42,7 +42,9 @@ class ChartIT {
         "crds.install=false,rbac.aggregateToDefaultRoles=false,resourceSelector=operator=canary",
         "leaderElection.enabled=false,replicaCount=1,logLevel=DEBUG",
         "store.postgresql.enabled=true,store.fleetNamespaces={ai,research}",
-        "store.postgresql.enabled=true,store.existingSecret=my-store"
+        "store.postgresql.enabled=true,store.existingSecret=my-store",
+        "nameOverride=agents-operator,podLabels.team=ml,podAnnotations.owner=ml",
+        "fullnameOverride=ops,priorityClassName=system-cluster-critical,nodeSelector.pool=ops"
       })
   void lintsStrictly(String set) throws Exception {
     List<String> args = new ArrayList<>(List.of("lint", "--strict", Helm.CHART.toString()));
@@ -345,6 +347,118 @@ class ChartIT {
     assertThat(env.findValuesAsText("name")).contains("POSTGRES_USER", "POSTGRES_PASSWORD");
     assertThat(env.findValues("secretKeyRef"))
         .allSatisfy(ref -> assertThat(ref.get("name").asText()).isEqualTo("my-store"));
+  }
+
+  /** The common values users look for (issue 21 §1; docs/install.md, "Chart values"). */
+  @Test
+  void nameOverrideRenamesTheObjectsButNotTheLabelFleetsAdmitTheOperatorBy() throws Exception {
+    Rendered chart = Helm.template("--set", "nameOverride=ops");
+    String name = Helm.RELEASE + "-ops";
+    JsonNode deployment = chart.get("Deployment", name);
+    assertThat(chart.get("ServiceAccount", name)).isNotNull();
+    assertThat(chart.get("Service", name + "-metrics")).isNotNull();
+    assertThat(deployment.at("/spec/template/spec/serviceAccountName").asText()).isEqualTo(name);
+    assertThat(deployment.at("/spec/template/metadata/labels/app.kubernetes.io~1name").asText())
+        .isEqualTo("pallas-operator");
+    assertThat(chart.ofKind("Deployment")).hasSize(1);
+
+    Rendered full = Helm.template("--set", "fullnameOverride=pallas-ops");
+    assertThat(full.get("Deployment", "pallas-ops")).isNotNull();
+    assertThat(full.get("ClusterRoleBinding", "pallas-ops")).isNotNull();
+  }
+
+  @Test
+  void podLabelsAndAnnotationsReachThePodButNotTheSelector() throws Exception {
+    JsonNode deployment =
+        Helm.template("--set", "podLabels.team=ml,podAnnotations.example\\.com/owner=ml-team")
+            .get("Deployment", FULLNAME);
+    JsonNode meta = deployment.at("/spec/template/metadata");
+    assertThat(meta.at("/labels/team").asText()).isEqualTo("ml");
+    assertThat(meta.at("/labels/app.kubernetes.io~1name").asText()).isEqualTo("pallas-operator");
+    assertThat(meta.at("/annotations/example.com~1owner").asText()).isEqualTo("ml-team");
+    assertThat(deployment.at("/spec/selector/matchLabels").has("team")).isFalse();
+  }
+
+  /** Helm merges a map value into the default: a key set adds or changes, a key set null goes. */
+  @Test
+  void securityContextsTakeOverridesAndNullDropsADefault() throws Exception {
+    JsonNode pod =
+        Helm.template(
+                "--set",
+                "podSecurityContext.runAsUser=null,podSecurityContext.runAsGroup=null,"
+                    + "podSecurityContext.fsGroup=0,securityContext.runAsNonRoot=null,"
+                    + "securityContext.privileged=false")
+            .get("Deployment", FULLNAME)
+            .at("/spec/template/spec");
+    // no fixed UID: what OpenShift's restricted-v2 SCC asks for
+    assertThat(pod.at("/securityContext").has("runAsUser")).isFalse();
+    assertThat(pod.at("/securityContext").has("runAsGroup")).isFalse();
+    assertThat(pod.at("/securityContext/fsGroup").asInt(-1)).isZero();
+    assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+    assertThat(pod.at("/securityContext/seccompProfile/type").asText()).isEqualTo("RuntimeDefault");
+    JsonNode container = pod.at("/containers/0/securityContext");
+    assertThat(container.has("runAsNonRoot")).isFalse();
+    assertThat(container.at("/privileged").asBoolean(true)).isFalse();
+    assertThat(container.at("/readOnlyRootFilesystem").asBoolean()).isTrue();
+    // the defaults as they were
+    JsonNode defaults = Helm.template().get("Deployment", FULLNAME).at("/spec/template/spec");
+    assertThat(defaults.at("/securityContext/runAsUser").asInt()).isEqualTo(65532);
+    assertThat(defaults.at("/securityContext/runAsGroup").asInt()).isEqualTo(65532);
+    assertThat(defaults.at("/containers/0/securityContext/runAsNonRoot").asBoolean()).isTrue();
+  }
+
+  @Test
+  void theOperatorsOwnSchedulingAndResourcesReachItsPod() throws Exception {
+    JsonNode pod =
+        Helm.template(
+                "--set",
+                "nodeSelector.pool=ops,priorityClassName=system-cluster-critical,"
+                    + "resources.limits.memory=1Gi",
+                "--set-json",
+                "tolerations=[{\"key\":\"dedicated\",\"operator\":\"Exists\"}]",
+                "--set-json",
+                "affinity={\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+                    + "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"arch\","
+                    + "\"operator\":\"In\",\"values\":[\"arm64\"]}]}]}}}",
+                "--set-json",
+                "topologySpreadConstraints=[{\"maxSkew\":1,\"topologyKey\":"
+                    + "\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":"
+                    + "\"ScheduleAnyway\"}]")
+            .get("Deployment", FULLNAME)
+            .at("/spec/template/spec");
+    assertThat(pod.at("/nodeSelector/pool").asText()).isEqualTo("ops");
+    assertThat(pod.at("/priorityClassName").asText()).isEqualTo("system-cluster-critical");
+    assertThat(pod.at("/tolerations/0/key").asText()).isEqualTo("dedicated");
+    assertThat(
+            pod.at(
+                    "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"
+                        + "/nodeSelectorTerms/0/matchExpressions/0/values/0")
+                .asText())
+        .isEqualTo("arm64");
+    assertThat(pod.at("/topologySpreadConstraints/0/topologyKey").asText())
+        .isEqualTo("topology.kubernetes.io/zone");
+    assertThat(pod.at("/containers/0/resources/limits/memory").asText()).isEqualTo("1Gi");
+    JsonNode defaults = Helm.template().get("Deployment", FULLNAME).at("/spec/template/spec");
+    assertThat(defaults.has("topologySpreadConstraints")).isFalse();
+    assertThat(defaults.has("nodeSelector")).isFalse();
+  }
+
+  @Test
+  void extraObjectsAreInstalledWithTheReleaseTemplatesRendered() throws Exception {
+    Rendered chart =
+        Helm.template(
+            "--set-json",
+            "extraObjects=[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":"
+                + "{\"name\":\"extra\",\"namespace\":\"{{ .Release.Namespace }}\"},"
+                + "\"data\":{\"a\":\"b\"}},"
+                + "\"apiVersion: scheduling.k8s.io/v1\\nkind: PriorityClass\\nmetadata:\\n"
+                + "  name: {{ .Release.Name }}-agents\\nvalue: 1000\\n\"]");
+    JsonNode config = chart.get("ConfigMap", "extra");
+    assertThat(config.at("/metadata/namespace").asText()).isEqualTo(Helm.NAMESPACE);
+    assertThat(config.at("/data/a").asText()).isEqualTo("b");
+    assertThat(chart.get("PriorityClass", Helm.RELEASE + "-agents").at("/value").asInt())
+        .isEqualTo(1000);
+    assertThat(Helm.template().ofKind("ConfigMap")).isEmpty();
   }
 
   private static String decode(JsonNode secret, String key) {

@@ -7,6 +7,7 @@ import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.PodSettingsSpec;
 import ca.helu.pallas.operator.render.StartGate;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
@@ -125,6 +126,20 @@ class ExamplesIT {
       assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(d.getSpec().portOf(agent));
       assertThat(dep.getSpec().getReplicas()).isEqualTo(agent.effectiveReplicas());
       assertRestricted(dep.getSpec().getTemplate().getSpec());
+      // spec.pod under agents[].pod, field by field (examples/placement.yaml)
+      PodSettingsSpec settings = d.getSpec().podOf(agent);
+      if (settings.nodeSelector() != null) {
+        assertThat(dep.getSpec().getTemplate().getSpec().getNodeSelector())
+            .isEqualTo(settings.nodeSelector());
+      }
+      if (settings.labels() != null) {
+        assertThat(dep.getSpec().getTemplate().getMetadata().getLabels())
+            .containsAllEntriesOf(settings.labels());
+      }
+      if (settings.affinity() != null) {
+        assertThat(dep.getSpec().getTemplate().getSpec().getAffinity())
+            .isEqualTo(settings.affinity());
+      }
 
       Service svc = K8S.services().inNamespace(ns).withName(object).get();
       assertOwned(svc, created);
