@@ -31,6 +31,16 @@ public final class DeploymentValidator {
   /** An OAuth scope (RFC 6749 §3.3: printable ASCII but space, '"' and '\\'). */
   public static final String SCOPE_PATTERN = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$";
 
+  /**
+   * Token passthrough refused where the agents validate OIDC tokens: such a token's audience is the
+   * agent, and the MCP authorization specification forbids passing it on (docs/runtime.md, "Bearer
+   * propagation").
+   */
+  public static final String FORWARDING_REFUSED =
+      "forwardInboundAuth would pass callers' tokens, issued for this fleet's agents (spec.auth.oidc),"
+          + " on to another server, which the MCP authorization specification forbids; give the"
+          + " server a credential of its own (headers), or set spec.auth.oidc.allowForwarding: true";
+
   /** Entries of spec.auth.oidc.requiredScopes. */
   public static final int MAX_SCOPES = 32;
 
@@ -297,6 +307,12 @@ public final class DeploymentValidator {
       checkSecretName("spec.store.secretName", s.store().secretName(), p);
     }
     checkAuth(s.auth(), p);
+    if (s.auth() != null
+        && s.auth().oidc() != null
+        && !s.auth().oidc().forwardingAllowed()
+        && s.effectiveMcpServers().stream().anyMatch(McpServerSpec::effectiveForwardInboundAuth)) {
+      p.add("spec.mcpServers: " + FORWARDING_REFUSED);
+    }
     checkCallerLimits("spec.callerLimits", s.callerLimits(), p);
     PodSettingsSpec.check("spec.pod", s.pod(), p);
     checkTracing(s.tracing(), p);

@@ -33,10 +33,20 @@ public record OidcAuthSpec(
         String audience,
     @JsonPropertyDescription("Scopes every token must carry (its scope claim). Default: none.")
         @Size(max = DeploymentValidator.MAX_SCOPES)
-        List<@Pattern(DeploymentValidator.SCOPE_PATTERN) @Size(max = 256) String> requiredScopes) {
+        List<@Pattern(DeploymentValidator.SCOPE_PATTERN) @Size(max = 256) String> requiredScopes,
+    @JsonPropertyDescription(
+            "Allows mcpServers[].forwardInboundAuth: passing a caller's token, issued for these"
+                + " agents, on to another server, which the MCP authorization specification"
+                + " forbids (docs/runtime.md, \"Bearer propagation\"). Default false: such a"
+                + " manifest is refused.")
+        Boolean allowForwarding) {
 
   /** Placeholder of {@link #audience()} for the agent's name. */
   public static final String AGENT_PLACEHOLDER = "{agent}";
+
+  public boolean forwardingAllowed() {
+    return allowForwarding != null && allowForwarding;
+  }
 
   public List<String> effectiveRequiredScopes() {
     return requiredScopes == null ? List.of() : requiredScopes;

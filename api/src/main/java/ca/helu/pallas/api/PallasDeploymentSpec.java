@@ -64,6 +64,13 @@ import java.util.Optional;
     message = "agents[].dependsOn must name entries of agents",
     fieldPath = ".agents")
 @ValidationRule(
+    value =
+        "!has(self.auth) || !has(self.auth.oidc) || (has(self.auth.oidc.allowForwarding) &&"
+            + " self.auth.oidc.allowForwarding) || !has(self.mcpServers) ||"
+            + " !self.mcpServers.exists(s, has(s.forwardInboundAuth) && s.forwardInboundAuth)",
+    message = DeploymentValidator.FORWARDING_REFUSED,
+    fieldPath = ".mcpServers")
+@ValidationRule(
     value = "has(self.defaultModel) || !has(self.agents) || self.agents.all(a, has(a.model))",
     message = "every agent needs a model when defaultModel is not set",
     fieldPath = ".agents")

@@ -108,6 +108,32 @@ class ManifestParserTest {
     assertThat(resources.getLimits().get("memory").toString()).isEqualTo("1Gi");
   }
 
+  /**
+   * Where agents validate OIDC tokens, passing a caller's token on to a server is refused unless
+   * the spec allows it in so many words (issue 18 §3; CelRulesIT holds the CRD to the same).
+   */
+  @Test
+  void tokenPassthroughWithOidcNeedsAnExplicitAllowance() {
+    String fleet =
+        HEAD
+            + """
+            spec:
+              defaultModel: passthrough
+              auth: {oidc: {issuerUrl: 'https://k/realms/p'ALLOW}}
+              mcpServers: [{name: s, url: 'http://s:1/mcp', forwardInboundAuth: true}]
+              agents: [{name: a, servers: [s]}]
+            """;
+    assertThat(problems(fleet.replace("ALLOW", "")))
+        .containsExactly("spec.mcpServers: " + DeploymentValidator.FORWARDING_REFUSED);
+    assertThat(ManifestParser.parse(fleet.replace("ALLOW", ", allowForwarding: true"), "ok.yaml"))
+        .isNotNull();
+    assertThat(
+            ManifestParser.parse(
+                fleet.replace("ALLOW", "").replace("forwardInboundAuth: true", "headers: []"),
+                "ok.yaml"))
+        .isNotNull();
+  }
+
   @Test
   void aSecondYamlDocumentIsRefused() {
     assertThat(

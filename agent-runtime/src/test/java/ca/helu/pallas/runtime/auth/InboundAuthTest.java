@@ -42,7 +42,7 @@ class InboundAuthTest {
     AuthSpec oidc =
         new AuthSpec(
             new OidcAuthSpec(
-                "https://keycloak.example/realms/pallas/", null, List.of("agents:call")),
+                "https://keycloak.example/realms/pallas/", null, List.of("agents:call"), null),
             null,
             false);
     InboundAuth auth =

@@ -251,6 +251,14 @@ class CelRulesIT {
             "spec.auth.oidc.requiredScopes[0]",
             "should match"),
         rule(
+            "no token passthrough with OIDC unless allowed",
+            "fleet",
+            "auth: {oidc: {issuerUrl: 'https://k/realms/p'}}\n"
+                + "  mcpServers: [{name: s, url: 'http://s:1/mcp', forwardInboundAuth: true}]\n"
+                + "  agents: [{name: a, servers: [s]}]",
+            "spec.mcpServers",
+            "forwardInboundAuth would pass callers' tokens"),
+        rule(
             "static tokens name a Secret",
             "fleet",
             "auth: {staticTokens: {secretName: Not_A_Name}}\n  agents: [{name: a}]",
