@@ -98,7 +98,12 @@ public final class AgentLoop {
       ChatResponse response;
       stop.waitingFor("the model " + model.provider() + "." + model.modelName());
       try {
-        response = model.chat(request.build(), stop);
+        // a client that follows the call's progress gets the answer streamed (docs/runtime.md,
+        // "Streamed answers"); without a progressToken the request is the one it always was
+        response =
+            ctx.progress() == Progress.NONE
+                ? model.chat(request.build(), stop)
+                : model.chat(request.build(), stop, piece -> {});
       } catch (RuntimeException e) {
         if (stop.stopped()) {
           LOG.debug("LLM request of request {} abandoned: {}", ctx.requestId(), stop.reason());

@@ -1,0 +1,221 @@
+package ca.helu.pallas.runtime.it;
+
+import static ca.helu.pallas.runtime.testing.McpClients.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import ca.helu.pallas.runtime.llm.Retry;
+import ca.helu.pallas.runtime.serve.DefaultAgentParts;
+import ca.helu.pallas.runtime.testing.FakeLlmServer;
+import ca.helu.pallas.runtime.testing.McpClients;
+import ca.helu.pallas.runtime.testing.RunningFleet;
+import ca.helu.pallas.runtime.testing.TestMcpServer;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The LLM's answer streamed (docs/runtime.md, "Streamed answers"): for a call with a progressToken
+ * through the providers' streaming APIs (the fake speaking OpenAI's and Anthropic's server-sent
+ * events), with the same result, tool calls, token counts, retries and errors as an answer that
+ * comes whole; a call without one is not streamed.
+ */
+class StreamingIT {
+  private static FakeLlmServer openai;
+  private static FakeLlmServer anthropic;
+  private static TestMcpServer tools;
+  private static RunningFleet fleet;
+
+  @BeforeAll
+  static void start() throws Exception {
+    openai = FakeLlmServer.openAi("qwen3-8b");
+    anthropic = FakeLlmServer.anthropic("claude-sonnet-4-5");
+    tools = TestMcpServer.start();
+    fleet =
+        RunningFleet.start(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: streaming}
+            spec:
+              registry: {port: ${port:registry}}
+              providers:
+                openai: {baseUrl: "%s", apiKey: {env: TEST_OPENAI_KEY}}
+                anthropic: {baseUrl: "%s", apiKey: {env: TEST_ANTHROPIC_KEY}}
+              mcpServers: [{name: tools, url: "%s"}]
+              agents:
+                - name: oa
+                  port: ${port:oa}
+                  model: openai.qwen3-8b
+                  servers: [tools]
+                  instanceScope: request
+                  requestParams: {maxIterations: 3}
+                - name: an
+                  port: ${port:an}
+                  model: anthropic.claude-sonnet-4-5
+                  servers: [tools]
+                  instanceScope: request
+            """
+                .formatted(openai.baseUrl(), anthropic.baseUrl(), tools.url()),
+            Map.of("TEST_OPENAI_KEY", "sk-test", "TEST_ANTHROPIC_KEY", "sk-ant-test"),
+            new DefaultAgentParts.Timings(
+                Duration.ofMillis(100),
+                Duration.ofSeconds(15),
+                Duration.ofSeconds(3),
+                Duration.ofMinutes(5),
+                Duration.ofMinutes(1),
+                new Retry(2, Duration.ofMillis(20), Duration.ofSeconds(2))));
+  }
+
+  @AfterAll
+  static void stop() {
+    fleet.close();
+    openai.close();
+    anthropic.close();
+    tools.close();
+  }
+
+  @BeforeEach
+  void clear() {
+    openai.reset();
+    anthropic.reset();
+    openai.streaming(4, 0);
+    anthropic.streaming(4, 0);
+  }
+
+  /** A send_message call with (or without, when null) a progressToken, and its notifications. */
+  private record Call(McpSchema.CallToolResult result, List<McpSchema.ProgressNotification> seen) {}
+
+  private static Call call(String agent, String message, String token) {
+    List<McpSchema.ProgressNotification> seen = McpClients.newProgressLog();
+    try (McpSyncClient c = McpClients.connect(fleet.mcpUrl(agent), null, seen::add)) {
+      McpSchema.CallToolRequest.Builder request =
+          McpSchema.CallToolRequest.builder("send_message").arguments(Map.of("message", message));
+      if (token != null) {
+        request.progressToken(token);
+      }
+      return new Call(c.callTool(request.build()), seen);
+    }
+  }
+
+  @Test
+  void aFollowedCallStreamsBothProvidersAnswersAndTheirToolCallsStillWork() {
+    String input = "pallas_llm_tokens_total{agent=\"oa\",kind=\"input\",model=\"qwen3-8b\"}";
+    double before = metric(input);
+    openai.then(
+        openai.toolCall("call_1", "tools__echo", "{\"text\":\"from the tool\"}"),
+        openai.text("the tool said: from the tool", 20, 7));
+    Call oa = call("oa", "hello", "t-oa");
+    assertThat(oa.result().isError()).isFalse();
+    assertThat(text(oa.result())).isEqualTo("the tool said: from the tool");
+    List<FakeLlmServer.Request> requests = openai.chatRequests();
+    assertThat(requests).hasSize(2);
+    for (FakeLlmServer.Request r : requests) {
+      assertThat(r.body().path("stream").asBoolean()).as("streamed").isTrue();
+      assertThat(r.body().at("/stream_options/include_usage").asBoolean()).isTrue();
+    }
+    JsonNode toolMessage = requests.get(1).body().get("messages").get(2);
+    assertThat(toolMessage.get("tool_call_id").asText()).isEqualTo("call_1");
+    assertThat(toolMessage.get("content").asText()).isEqualTo("from the tool");
+    assertThat(metric(input) - before)
+        .as("10 + 20 input tokens, from the usage chunks")
+        .isEqualTo(30);
+
+    anthropic.then(
+        anthropic.toolCall("toolu_1", "tools__echo", "{\"text\":\"echoed\"}"),
+        anthropic.text("fine", 12, 3));
+    Call an = call("an", "hi", "t-an");
+    assertThat(text(an.result())).isEqualTo("fine");
+    List<FakeLlmServer.Request> anthropicRequests = anthropic.chatRequests();
+    assertThat(anthropicRequests).hasSize(2);
+    assertThat(anthropicRequests).allMatch(r -> r.body().path("stream").asBoolean());
+    JsonNode toolResult =
+        anthropicRequests.get(1).body().get("messages").get(2).get("content").get(0);
+    assertThat(toolResult.get("tool_use_id").asText()).isEqualTo("toolu_1");
+    assertThat(toolResult.toString()).contains("echoed");
+  }
+
+  @Test
+  void aCallWithoutAProgressTokenIsNotStreamed() {
+    openai.then(openai.text("whole", 1, 1));
+    Call call = call("oa", "hello", null);
+    assertThat(text(call.result())).isEqualTo("whole");
+    assertThat(openai.chatRequests().get(0).body().path("stream").asBoolean(false)).isFalse();
+  }
+
+  @Test
+  void aStreamBrokenBeforeAnyTextIsRetriedOnceTextWasSeenItFailsClearly() {
+    openai.then(
+        FakeLlmServer.breakingAfter(0, openai.text("never seen", 1, 1)),
+        openai.text("recovered", 1, 1));
+    assertThat(text(call("oa", "x", "t1").result())).isEqualTo("recovered");
+    assertThat(openai.chatRequests()).as("retried: nothing had reached the caller").hasSize(2);
+
+    openai.reset();
+    openai.then(
+        FakeLlmServer.breakingAfter(2, openai.text("half of an answer", 1, 1)),
+        openai.text("a different answer", 1, 1));
+    Call broken = call("oa", "x", "t2");
+    assertThat(broken.result().isError()).isTrue();
+    assertThat(text(broken.result()))
+        .isEqualTo(
+            "The model openai.qwen3-8b failed: openai.qwen3-8b: the connection failed before the"
+                + " answer was complete");
+    assertThat(openai.chatRequests())
+        .as("not retried: part of the answer had been streamed")
+        .hasSize(1);
+
+    anthropic.then(FakeLlmServer.breakingAfter(1, anthropic.text("cut short", 1, 1)));
+    Call anthropicBroken = call("an", "x", "t3");
+    assertThat(anthropicBroken.result().isError()).isTrue();
+    assertThat(text(anthropicBroken.result()))
+        .isEqualTo(
+            "The model anthropic.claude-sonnet-4-5 failed: anthropic.claude-sonnet-4-5: the"
+                + " connection failed before the answer was complete");
+  }
+
+  @Test
+  void aStalledStreamEndsAtTheRequestTimeoutAndItsConnectionIsClosed() {
+    openai.then(FakeLlmServer.stallAfterHeaders(), FakeLlmServer.stallAfterHeaders());
+    Call stalled = call("oa", "x", "t4");
+    assertThat(stalled.result().isError()).isTrue();
+    assertThat(text(stalled.result()))
+        .endsWith("no complete answer within the LLM request timeout of 2 s");
+    assertThat(openai.chatRequests()).hasSize(2);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() ->
+            assertThat(openai.chatRequests())
+                .allMatch(r -> r.abandoned().isDone(), "connection closed"));
+  }
+
+  private static double metric(String series) {
+    try {
+      String text =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create(fleet.registryBase() + "/metrics")).build(),
+                  HttpResponse.BodyHandlers.ofString())
+              .body();
+      for (String line : text.split("\n")) {
+        if (line.startsWith(series + " ")) {
+          return Double.parseDouble(line.substring(series.length() + 1));
+        }
+      }
+      return 0;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
