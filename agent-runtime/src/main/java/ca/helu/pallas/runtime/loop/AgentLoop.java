@@ -103,8 +103,9 @@ public final class AgentLoop {
         response =
             ctx.progress() == Progress.NONE
                 ? model.chat(request.build(), stop)
-                : model.chat(request.build(), stop, piece -> {});
+                : model.chat(request.build(), stop, ctx.progress()::text);
       } catch (RuntimeException e) {
+        ctx.progress().flush(); // the text seen before the failure, then the error
         if (stop.stopped()) {
           LOG.debug("LLM request of request {} abandoned: {}", ctx.requestId(), stop.reason());
           return TurnResult.error("the call stopped: " + stop.reason().words());
@@ -118,6 +119,7 @@ public final class AgentLoop {
                 + " failed: "
                 + e.getMessage());
       }
+      ctx.progress().flush(); // the answer's last text before the result or the next step
       Map<String, Long> tokens = model.tokensByKind(response);
       metrics.llmTurn(agent, model.modelName(), tokens);
       ctx.tokens().add(tokens);

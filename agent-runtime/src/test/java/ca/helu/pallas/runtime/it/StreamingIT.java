@@ -11,7 +11,10 @@ import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.modelcontextprotocol.client.McpAsyncClient;
+import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -20,16 +23,19 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
 
 /**
  * The LLM's answer streamed (docs/runtime.md, "Streamed answers"): for a call with a progressToken
  * through the providers' streaming APIs (the fake speaking OpenAI's and Anthropic's server-sent
  * events), with the same result, tool calls, token counts, retries and errors as an answer that
- * comes whole; a call without one is not streamed.
+ * comes whole, its text relayed as {@code {agent} text: …} progress (docs/contract.md, "Progress");
+ * a call without one is not streamed.
  */
 class StreamingIT {
   private static FakeLlmServer openai;
@@ -65,6 +71,11 @@ class StreamingIT {
                   port: ${port:an}
                   model: anthropic.claude-sonnet-4-5
                   servers: [tools]
+                  instanceScope: request
+                - name: lead
+                  port: ${port:lead}
+                  model: openai.qwen3-8b
+                  servers: [oa]
                   instanceScope: request
             """
                 .formatted(openai.baseUrl(), anthropic.baseUrl(), tools.url()),
@@ -109,6 +120,116 @@ class StreamingIT {
     }
   }
 
+  /**
+   * A call through the SDK's async client, whose progress consumer runs as each notification
+   * arrives, in the stream's order (the sync client's runs later, on another thread): what it has
+   * seen when the result arrives is what came before the result.
+   */
+  private static Call followed(String agent, String message, String token) {
+    List<McpSchema.ProgressNotification> seen = new CopyOnWriteArrayList<>();
+    String url = fleet.mcpUrl(agent);
+    int slash = url.indexOf('/', "http://".length());
+    McpAsyncClient client =
+        McpClient.async(
+                HttpClientStreamableHttpTransport.builder(url.substring(0, slash))
+                    .endpoint(url.substring(slash))
+                    .build())
+            .requestTimeout(Duration.ofSeconds(60))
+            .progressConsumer(n -> Mono.fromRunnable(() -> seen.add(n)))
+            .build();
+    try {
+      client.initialize().block();
+      McpSchema.CallToolRequest.Builder request =
+          McpSchema.CallToolRequest.builder("send_message").arguments(Map.of("message", message));
+      if (token != null) {
+        request.progressToken(token);
+      }
+      McpSchema.CallToolResult result = client.callTool(request.build()).block();
+      return new Call(result, List.copyOf(seen));
+    } finally {
+      client.closeGracefully().block();
+    }
+  }
+
+  /** The text notifications of {@code agent}, the prefix taken off, in arrival order. */
+  private static List<String> textOf(String agent, Call call) {
+    String prefix = agent + " text: ";
+    return call.seen().stream()
+        .map(McpSchema.ProgressNotification::message)
+        .filter(m -> m.startsWith(prefix))
+        .map(m -> m.substring(prefix.length()))
+        .toList();
+  }
+
+  private static void assertStrictlyIncreasing(Call call) {
+    List<Double> progress =
+        call.seen().stream().map(McpSchema.ProgressNotification::progress).toList();
+    assertThat(progress).as("progress in arrival order").isSorted().doesNotHaveDuplicates();
+  }
+
+  @Test
+  void theAnswersTextArrivesAsProgressInOrderBeforeTheResult() {
+    String answer = "The quick brown fox jumps over the lazy dog, and then it does it again.";
+    openai.streaming(8, 30);
+    openai.then(openai.text(answer, 5, 9));
+    Call oa = followed("oa", "hello", "live");
+    assertThat(text(oa.result())).isEqualTo(answer);
+    List<String> pieces = textOf("oa", oa);
+    assertThat(pieces)
+        .as("a slow model's text comes in several notifications")
+        .hasSizeGreaterThan(1);
+    assertThat(String.join("", pieces)).isEqualTo(answer);
+    assertThat(oa.seen().get(0).message()).isEqualTo("oa step 1 (llm)");
+    assertThat(oa.seen())
+        .filteredOn(n -> n.message().startsWith("oa text: "))
+        .allMatch(n -> n.total() == null);
+    assertStrictlyIncreasing(oa);
+
+    String reply = "Anthropic's answer, written a little at a time.";
+    anthropic.streaming(6, 30);
+    anthropic.then(anthropic.text(reply, 5, 9));
+    Call an = followed("an", "hello", "live-an");
+    assertThat(text(an.result())).isEqualTo(reply);
+    assertThat(textOf("an", an)).hasSizeGreaterThan(1);
+    assertThat(String.join("", textOf("an", an))).isEqualTo(reply);
+    assertStrictlyIncreasing(an);
+  }
+
+  @Test
+  void aFastModelsTextIsBatchedIntoAtMostOneNotificationPer100Ms() {
+    String answer = "token ".repeat(300);
+    openai.streaming(300, 1);
+    openai.then(openai.text(answer, 5, 300));
+    long start = System.nanoTime();
+    Call oa = followed("oa", "hello", "fast");
+    long tookMillis = (System.nanoTime() - start) / 1_000_000;
+    List<String> pieces = textOf("oa", oa);
+    assertThat(String.join("", pieces)).isEqualTo(answer);
+    assertThat(pieces)
+        .as("300 pieces in %d ms: at most one notification per 100 ms", tookMillis)
+        .hasSizeLessThanOrEqualTo(2 + (int) (tookMillis / 100));
+  }
+
+  @Test
+  void aSubAgentsTextIsRelayedWithItsName() {
+    openai.then(
+        openai.toolCall("call_1", "oa__oa", "{\"message\":\"ask the helper\"}"),
+        openai.text("the helper's own words", 3, 4),
+        openai.text("the lead's answer", 3, 4));
+    Call lead = followed("lead", "go", "chain");
+    assertThat(text(lead.result())).isEqualTo("the lead's answer");
+    assertThat(String.join("", textOf("oa", lead))).isEqualTo("the helper's own words");
+    assertThat(String.join("", textOf("lead", lead))).isEqualTo("the lead's answer");
+    List<String> messages =
+        lead.seen().stream().map(McpSchema.ProgressNotification::message).toList();
+    int started = messages.indexOf("oa/oa: started");
+    int helperText = messages.indexOf("oa text: " + textOf("oa", lead).get(0));
+    int completed = messages.indexOf("oa/oa: completed");
+    assertThat(started).isLessThan(helperText);
+    assertThat(helperText).isLessThan(completed);
+    assertStrictlyIncreasing(lead);
+  }
+
   @Test
   void aFollowedCallStreamsBothProvidersAnswersAndTheirToolCallsStillWork() {
     String input = "pallas_llm_tokens_total{agent=\"oa\",kind=\"input\",model=\"qwen3-8b\"}";
@@ -149,8 +270,9 @@ class StreamingIT {
   @Test
   void aCallWithoutAProgressTokenIsNotStreamed() {
     openai.then(openai.text("whole", 1, 1));
-    Call call = call("oa", "hello", null);
+    Call call = followed("oa", "hello", null);
     assertThat(text(call.result())).isEqualTo("whole");
+    assertThat(call.seen()).as("no progress, no text").isEmpty();
     assertThat(openai.chatRequests().get(0).body().path("stream").asBoolean(false)).isFalse();
   }
 
@@ -166,8 +288,11 @@ class StreamingIT {
     openai.then(
         FakeLlmServer.breakingAfter(2, openai.text("half of an answer", 1, 1)),
         openai.text("a different answer", 1, 1));
-    Call broken = call("oa", "x", "t2");
+    Call broken = followed("oa", "x", "t2");
     assertThat(broken.result().isError()).isTrue();
+    assertThat(String.join("", textOf("oa", broken)))
+        .as("the text streamed before the break, then the error")
+        .isEqualTo("half of an answer".substring(0, 8));
     assertThat(text(broken.result()))
         .isEqualTo(
             "The model openai.qwen3-8b failed: openai.qwen3-8b: the connection failed before the"
