@@ -157,7 +157,9 @@ public final class FakeLlmServer implements AutoCloseable {
 
   /**
    * How a streamed answer's text is sent: in {@code pieces} deltas (or one per character for a
-   * shorter text), {@code gapMillis} apart (a model that writes slowly).
+   * shorter text), {@code gapMillis} apart (a model that writes slowly). An answer asked for whole
+   * then comes after as long ({@code pieces} x {@code gapMillis}): the model writes as slowly
+   * either way.
    */
   public FakeLlmServer streaming(int pieces, long gapMillis) {
     this.streamPieces = pieces;
@@ -394,6 +396,9 @@ public final class FakeLlmServer implements AutoCloseable {
     if (events != null) {
       stream(exchange, events, reply.breakAfter(), request);
       return;
+    }
+    if (request.method().equals("POST") && reply.status() == 200 && streamGapMillis > 0) {
+      Thread.sleep(streamPieces * streamGapMillis); // the whole answer, written as slowly
     }
     byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("Content-Type", "application/json");
