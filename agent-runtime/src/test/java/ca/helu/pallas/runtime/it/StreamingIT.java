@@ -8,6 +8,7 @@ import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.McpClients;
+import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -23,7 +24,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -323,6 +326,27 @@ class StreamingIT {
         .untilAsserted(() ->
             assertThat(openai.chatRequests())
                 .allMatch(r -> r.abandoned().isDone(), "connection closed"));
+  }
+
+  @Test
+  void aCancelledCallClosesItsStreamsConnection() throws Exception {
+    openai.streaming(40, 200); // 8 s of answer
+    openai.then(openai.text("a long answer that nobody waits for", 1, 1));
+    RawMcp session = RawMcp.open(fleet.mcpUrl("oa"), null);
+    CompletableFuture<HttpResponse<String>> call =
+        session.postAsync(
+            "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":"
+                + "\"send_message\",\"arguments\":{\"message\":\"x\"},"
+                + "\"_meta\":{\"progressToken\":\"c\"}}}");
+    await().atMost(Duration.ofSeconds(10)).until(() -> openai.chatRequests().size() == 1);
+    assertThat(openai.chatRequests().get(0).body().path("stream").asBoolean()).isTrue();
+    session.post(
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+            + "\"params\":{\"requestId\":41}}");
+    await()
+        .atMost(Duration.ofSeconds(4))
+        .until(() -> openai.chatRequests().get(0).abandoned().isDone());
+    assertThat(RawMcp.answer(call.get(10, TimeUnit.SECONDS).body(), 41)).isNull();
   }
 
   private static double metric(String series) {
