@@ -69,7 +69,7 @@ class StreamingIT {
                   model: openai.qwen3-8b
                   servers: [tools]
                   instanceScope: request
-                  requestParams: {maxIterations: 3}
+                  requestParams: {temperature: 0.5, topK: 40, maxIterations: 3}
                 - name: an
                   port: ${port:an}
                   model: anthropic.claude-sonnet-4-5
@@ -248,6 +248,8 @@ class StreamingIT {
     for (FakeLlmServer.Request r : requests) {
       assertThat(r.body().path("stream").asBoolean()).as("streamed").isTrue();
       assertThat(r.body().at("/stream_options/include_usage").asBoolean()).isTrue();
+      assertThat(r.body().get("temperature").asDouble()).as("the same parameters").isEqualTo(0.5);
+      assertThat(r.body().get("top_k").asInt()).isEqualTo(40);
     }
     JsonNode toolMessage = requests.get(1).body().get("messages").get(2);
     assertThat(toolMessage.get("tool_call_id").asText()).isEqualTo("call_1");
