@@ -4,16 +4,21 @@ import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.api.RequestParams;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import dev.langchain4j.exception.HttpException;
 import dev.langchain4j.exception.LangChain4jException;
 import dev.langchain4j.model.anthropic.AnthropicChatModel;
+import dev.langchain4j.model.anthropic.AnthropicStreamingChatModel;
 import dev.langchain4j.model.anthropic.AnthropicTokenUsage;
 import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
 import dev.langchain4j.model.openai.OpenAiChatModel;
+import dev.langchain4j.model.openai.OpenAiStreamingChatModel;
 import dev.langchain4j.model.openai.OpenAiTokenUsage;
 import dev.langchain4j.model.output.TokenUsage;
 import java.io.IOException;
@@ -25,7 +30,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +41,9 @@ import org.slf4j.LoggerFactory;
  * An OpenAI-compatible or Anthropic model through LangChain4j's low-level ChatModel, one attempt
  * per call (429, 5xx, timeouts and unreadable answers are marked retryable for {@link
  * RetryingModel}), with the original's sampling-parameter matrix: a parameter the model rejects is
- * dropped with one warning and never sent.
+ * dropped with one warning and never sent. For a call whose client follows its progress, the same
+ * request goes through the provider's streaming API (LangChain4j's StreamingChatModel), its text
+ * handed on as it arrives (docs/runtime.md, "Streamed answers").
  */
 public final class ProviderModel implements ModelClient {
   private static final Logger LOG = LoggerFactory.getLogger(ProviderModel.class);
@@ -43,12 +53,24 @@ public final class ProviderModel implements ModelClient {
   private final String provider;
   private final String model;
   private final ChatModel chat;
+  private final StreamingChatModel streaming;
   private final Duration timeout;
 
   ProviderModel(String provider, String model, ChatModel chat, Duration timeout) {
+    this(provider, model, chat, null, timeout);
+  }
+
+  /** {@code streaming}: the same model through the streaming API, or null (answers come whole). */
+  ProviderModel(
+      String provider,
+      String model,
+      ChatModel chat,
+      StreamingChatModel streaming,
+      Duration timeout) {
     this.provider = provider;
     this.model = model;
     this.chat = chat;
+    this.streaming = streaming;
     this.timeout = timeout;
   }
 
@@ -95,44 +117,77 @@ public final class ProviderModel implements ModelClient {
     }
     wanted.keySet().retainAll(supported);
     String key = apiKey(provider, spec, secrets);
-    ChatModel chat =
-        switch (provider) {
-          case "openai" -> {
-            var b =
-                OpenAiChatModel.builder()
-                    .baseUrl(baseUrl(provider, spec, secrets))
-                    // local OpenAI-compatible servers need no key; LangChain4j wants a non-blank
-                    // one
-                    .apiKey(key.isEmpty() ? "none" : key)
-                    .modelName(model)
-                    .httpClientBuilder(ProviderHttpClient.builder())
-                    .timeout(timeout)
-                    .maxRetries(0)
-                    .temperature((Double) wanted.get("temperature"))
-                    .topP((Double) wanted.get("topP"))
-                    .maxTokens(params.maxTokens())
-                    .parallelToolCalls(null);
-            if (wanted.containsKey("topK")) {
-              b.customParameters(Map.of("top_k", wanted.get("topK")));
-            }
-            yield b.build();
-          }
-          case "anthropic" ->
-              AnthropicChatModel.builder()
-                  .baseUrl(baseUrl(provider, spec, secrets))
-                  .apiKey(key)
-                  .modelName(model)
-                  .httpClientBuilder(ProviderHttpClient.builder())
-                  .timeout(timeout)
-                  .maxRetries(0)
-                  .temperature((Double) wanted.get("temperature"))
-                  .topP((Double) wanted.get("topP"))
-                  .topK((Integer) wanted.get("topK"))
-                  .maxTokens(params.maxTokens() == null ? 4096 : params.maxTokens())
-                  .build();
-          default -> throw new IllegalArgumentException("unknown provider " + provider);
-        };
-    return new ProviderModel(provider, model, chat, timeout);
+    String baseUrl = baseUrl(provider, spec, secrets);
+    Double temperature = (Double) wanted.get("temperature");
+    Double topP = (Double) wanted.get("topP");
+    // the two APIs' builders share no type: each is given the same settings, streaming or not
+    return switch (provider) {
+      case "openai" -> {
+        // local OpenAI-compatible servers need no key; LangChain4j wants a non-blank one
+        String openAiKey = key.isEmpty() ? "none" : key;
+        Map<String, Object> topK =
+            wanted.containsKey("topK") ? Map.of("top_k", wanted.get("topK")) : null;
+        ChatModel chat =
+            OpenAiChatModel.builder()
+                .baseUrl(baseUrl)
+                .apiKey(openAiKey)
+                .modelName(model)
+                .httpClientBuilder(ProviderHttpClient.builder())
+                .timeout(timeout)
+                .maxRetries(0)
+                .temperature(temperature)
+                .topP(topP)
+                .maxTokens(params.maxTokens())
+                .parallelToolCalls(null)
+                .customParameters(topK)
+                .build();
+        StreamingChatModel streaming =
+            OpenAiStreamingChatModel.builder()
+                .baseUrl(baseUrl)
+                .apiKey(openAiKey)
+                .modelName(model)
+                .httpClientBuilder(ProviderHttpClient.builder())
+                .timeout(timeout)
+                .temperature(temperature)
+                .topP(topP)
+                .maxTokens(params.maxTokens())
+                .parallelToolCalls(null)
+                .customParameters(topK)
+                .build();
+        yield new ProviderModel(provider, model, chat, streaming, timeout);
+      }
+      case "anthropic" -> {
+        Integer topK = (Integer) wanted.get("topK");
+        int maxTokens = params.maxTokens() == null ? 4096 : params.maxTokens();
+        ChatModel chat =
+            AnthropicChatModel.builder()
+                .baseUrl(baseUrl)
+                .apiKey(key)
+                .modelName(model)
+                .httpClientBuilder(ProviderHttpClient.builder())
+                .timeout(timeout)
+                .maxRetries(0)
+                .temperature(temperature)
+                .topP(topP)
+                .topK(topK)
+                .maxTokens(maxTokens)
+                .build();
+        StreamingChatModel streaming =
+            AnthropicStreamingChatModel.builder()
+                .baseUrl(baseUrl)
+                .apiKey(key)
+                .modelName(model)
+                .httpClientBuilder(ProviderHttpClient.builder())
+                .timeout(timeout)
+                .temperature(temperature)
+                .topP(topP)
+                .topK(topK)
+                .maxTokens(maxTokens)
+                .build();
+        yield new ProviderModel(provider, model, chat, streaming, timeout);
+      }
+      default -> throw new IllegalArgumentException("unknown provider " + provider);
+    };
   }
 
   /**
@@ -187,17 +242,82 @@ public final class ProviderModel implements ModelClient {
     try {
       return chat.chat(request);
     } catch (RuntimeException e) {
-      if (Thread.currentThread().isInterrupted()
-          || Causes.find(e, CancellationException.class).isPresent()) {
-        throw new LlmException(provider + "." + model + ": the request was abandoned", false);
+      throw failure(e);
+    }
+  }
+
+  /**
+   * One attempt through the provider's streaming API, {@code text} given each piece of the answer's
+   * text as it arrives; the response, its token counts and its failures as {@link
+   * #chat(ChatRequest)}'s. {@link ProviderHttpClient} returns once the stream has ended (bounded by
+   * the same timeout, aborted by the same interrupt), so an answer still incomplete then was cut
+   * short: a failure, as a broken connection is.
+   */
+  @Override
+  public ChatResponse chat(ChatRequest request, Cancellation cancellation, Consumer<String> text) {
+    if (streaming == null) {
+      return chat(request);
+    }
+    CompletableFuture<ChatResponse> answer = new CompletableFuture<>();
+    try {
+      streaming.chat(
+          request,
+          new StreamingChatResponseHandler() {
+            @Override
+            public void onPartialResponse(String piece) {
+              if (!answer.isDone()) {
+                text.accept(piece);
+              }
+            }
+
+            @Override
+            public void onCompleteResponse(ChatResponse response) {
+              answer.complete(response);
+            }
+
+            @Override
+            public void onError(Throwable error) {
+              answer.completeExceptionally(error);
+            }
+          });
+    } catch (RuntimeException e) {
+      throw failure(e);
+    }
+    ChatResponse response;
+    try {
+      response = answer.getNow(null);
+    } catch (CompletionException e) {
+      throw failure(e.getCause() instanceof RuntimeException r ? r : e);
+    }
+    // Anthropic's stream completes at message_stop; OpenAI's ends with a finish reason: a stream
+    // that stopped without them (a connection closed cleanly mid-answer) is not an answer
+    if (response == null || response.finishReason() == null) {
+      if (Thread.currentThread().isInterrupted()) {
+        throw abandoned();
       }
       throw new LlmException(
-          provider + "." + model + ": " + describe(e),
-          retryable(e),
-          Causes.find(e, ProviderHttpClient.Refused.class)
-              .flatMap(ProviderHttpClient.Refused::retryAfter)
-              .orElse(null));
+          provider + "." + model + ": the answer's stream ended before the answer was complete",
+          true);
     }
+    return response;
+  }
+
+  /** A failed attempt in words, saying whether another may succeed. */
+  private LlmException failure(RuntimeException e) {
+    if (Thread.currentThread().isInterrupted()
+        || Causes.find(e, CancellationException.class).isPresent()) {
+      return abandoned();
+    }
+    return new LlmException(
+        provider + "." + model + ": " + describe(e),
+        retryable(e),
+        Causes.find(e, ProviderHttpClient.Refused.class)
+            .flatMap(ProviderHttpClient.Refused::retryAfter)
+            .orElse(null));
+  }
+
+  private LlmException abandoned() {
+    return new LlmException(provider + "." + model + ": the request was abandoned", false);
   }
 
   static boolean retryable(Throwable e) {

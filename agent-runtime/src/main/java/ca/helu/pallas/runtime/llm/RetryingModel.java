@@ -7,6 +7,8 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,12 +53,32 @@ public final class RetryingModel implements ModelClient {
 
   @Override
   public ChatResponse chat(ChatRequest request, Cancellation call) {
+    return chat(request, call, null);
+  }
+
+  /**
+   * As {@link #chat(ChatRequest, Cancellation)}, the answer's text streamed to {@code text} (when
+   * not null). A streamed attempt is retried only while none of its text reached {@code text}: the
+   * caller has seen that text, and another attempt would write a different answer after it, so a
+   * failure past the first piece reaches the caller at once (docs/runtime.md, "Streamed answers").
+   */
+  @Override
+  public ChatResponse chat(ChatRequest request, Cancellation call, Consumer<String> text) {
     Duration backoff = retry.backoff();
     for (int attempt = 1; ; attempt++) {
+      AtomicBoolean relayed = new AtomicBoolean();
       try {
-        return model.chat(request, call);
+        return text == null
+            ? model.chat(request, call)
+            : model.chat(
+                request,
+                call,
+                piece -> {
+                  relayed.set(true);
+                  text.accept(piece);
+                });
       } catch (LlmException e) {
-        if (!e.retryable() || attempt >= retry.attempts() || call.stopped()) {
+        if (!e.retryable() || relayed.get() || attempt >= retry.attempts() || call.stopped()) {
           throw e;
         }
         Duration asked = e.retryAfter().orElse(Duration.ZERO);

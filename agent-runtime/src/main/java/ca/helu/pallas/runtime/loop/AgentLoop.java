@@ -98,8 +98,14 @@ public final class AgentLoop {
       ChatResponse response;
       stop.waitingFor("the model " + model.provider() + "." + model.modelName());
       try {
-        response = model.chat(request.build(), stop);
+        // a client that follows the call's progress gets the answer streamed (docs/runtime.md,
+        // "Streamed answers"); without a progressToken the request is the one it always was
+        response =
+            ctx.progress() == Progress.NONE
+                ? model.chat(request.build(), stop)
+                : model.chat(request.build(), stop, ctx.progress()::text);
       } catch (RuntimeException e) {
+        ctx.progress().flush(); // the text seen before the failure, then the error
         if (stop.stopped()) {
           LOG.debug("LLM request of request {} abandoned: {}", ctx.requestId(), stop.reason());
           return TurnResult.error("the call stopped: " + stop.reason().words());
@@ -113,6 +119,7 @@ public final class AgentLoop {
                 + " failed: "
                 + e.getMessage());
       }
+      ctx.progress().flush(); // the answer's last text before the result or the next step
       Map<String, Long> tokens = model.tokensByKind(response);
       metrics.llmTurn(agent, model.modelName(), tokens);
       ctx.tokens().add(tokens);

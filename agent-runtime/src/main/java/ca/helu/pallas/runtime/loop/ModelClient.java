@@ -5,6 +5,7 @@ import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.output.TokenUsage;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /** One LLM the agent loop talks to: a provider's model or a built-in test model. */
 public interface ModelClient {
@@ -24,6 +25,16 @@ public interface ModelClient {
    */
   default ChatResponse chat(ChatRequest request, Cancellation cancellation) {
     return chat(request);
+  }
+
+  /**
+   * One LLM round-trip whose answer's text is handed to {@code text} piece by piece as it arrives
+   * (the provider's streaming API), for a call whose client follows its progress (docs/contract.md,
+   * "Progress"). Otherwise as {@link #chat(ChatRequest, Cancellation)}: the same response, errors,
+   * retries and deadline. A model that cannot stream answers whole and hands {@code text} nothing.
+   */
+  default ChatResponse chat(ChatRequest request, Cancellation cancellation, Consumer<String> text) {
+    return chat(request, cancellation);
   }
 
   /**

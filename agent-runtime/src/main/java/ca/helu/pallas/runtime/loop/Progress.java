@@ -19,6 +19,12 @@ public interface Progress {
 
         @Override
         public void relay(String message, boolean finished) {}
+
+        @Override
+        public void text(String piece) {}
+
+        @Override
+        public void flush() {}
       };
 
   /** {@code {agent} step N (llm|tool)}. */
@@ -35,4 +41,13 @@ public interface Progress {
    * call's token and counter; {@code finished} when the sub-task it describes is done.
    */
   void relay(String message, boolean finished);
+
+  /**
+   * A piece of the LLM's answer text as the model writes it: {@code {agent} text: …}, pieces
+   * batched into at most one notification per 100 ms, sent before any other message of the call.
+   */
+  void text(String piece);
+
+  /** Sends the text not sent yet (the answer is complete, or its request failed). */
+  void flush();
 }

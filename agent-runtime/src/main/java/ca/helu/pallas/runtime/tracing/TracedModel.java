@@ -15,6 +15,8 @@ import io.opentelemetry.context.Scope;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * A model whose every LLM request is a span, after the OpenTelemetry GenAI semantic conventions
@@ -52,6 +54,17 @@ final class TracedModel implements ModelClient {
 
   @Override
   public ChatResponse chat(ChatRequest request, Cancellation cancellation) {
+    return traced(
+        () -> cancellation == null ? model.chat(request) : model.chat(request, cancellation));
+  }
+
+  /** A streamed request is the same one span, from the request to the answer's last piece. */
+  @Override
+  public ChatResponse chat(ChatRequest request, Cancellation cancellation, Consumer<String> text) {
+    return traced(() -> model.chat(request, cancellation, text));
+  }
+
+  private ChatResponse traced(Supplier<ChatResponse> request) {
     Span span =
         tracer
             .spanBuilder("chat " + model.modelName())
@@ -61,8 +74,7 @@ final class TracedModel implements ModelClient {
             .setAttribute("gen_ai.request.model", model.modelName())
             .startSpan();
     try (Scope current = span.makeCurrent()) {
-      ChatResponse response =
-          cancellation == null ? model.chat(request) : model.chat(request, cancellation);
+      ChatResponse response = request.get();
       TokenUsage usage = response.tokenUsage();
       if (usage != null && usage.inputTokenCount() != null) {
         span.setAttribute("gen_ai.usage.input_tokens", usage.inputTokenCount().longValue());

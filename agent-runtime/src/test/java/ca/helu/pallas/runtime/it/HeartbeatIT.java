@@ -117,8 +117,16 @@ class HeartbeatIT {
       events.add(JSON.readTree(lines.get(2).substring("data: ".length())));
     }
     assertThat(comments).as("heartbeats written").isPositive();
-    // per round: step (llm), step (tool), started, completed; then the last step, then the answer
-    assertThat(events).hasSize(TOOL_ROUNDS * 4 + 2);
+    // per round: step (llm), step (tool), started, completed; then the last step, the answer's
+    // text as the model wrote it (docs/contract.md, "Progress"), then the answer
+    List<String> text =
+        events.stream()
+            .map(e -> e.at("/params/message").asText())
+            .filter(m -> m.startsWith("chatty text: "))
+            .map(m -> m.substring("chatty text: ".length()))
+            .toList();
+    assertThat(String.join("", text)).isEqualTo("all rounds done");
+    assertThat(events).hasSize(TOOL_ROUNDS * 4 + 2 + text.size());
     assertThat(events.get(events.size() - 1).at("/result/content/0/text").asText())
         .isEqualTo("all rounds done");
   }

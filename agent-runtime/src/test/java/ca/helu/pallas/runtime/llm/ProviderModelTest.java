@@ -3,16 +3,23 @@ package ca.helu.pallas.runtime.llm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import ca.helu.pallas.runtime.loop.Cancellation;
+import dev.langchain4j.data.message.AiMessage;
 import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.exception.HttpException;
 import dev.langchain4j.model.chat.ChatModel;
+import dev.langchain4j.model.chat.StreamingChatModel;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
+import dev.langchain4j.model.chat.response.StreamingChatResponseHandler;
+import dev.langchain4j.model.output.FinishReason;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -87,5 +94,53 @@ class ProviderModelTest {
   void eachCallIsOneAttempt() {
     failureOf(new HttpException(503, "busy"));
     assertThat(calls).hasValue(1);
+  }
+
+  /** A streaming model that hands its pieces, then ends as {@code end} says. */
+  private static ProviderModel streaming(
+      List<String> pieces, java.util.function.Consumer<StreamingChatResponseHandler> end) {
+    StreamingChatModel model =
+        new StreamingChatModel() {
+          @Override
+          public void doChat(ChatRequest request, StreamingChatResponseHandler handler) {
+            pieces.forEach(handler::onPartialResponse);
+            end.accept(handler);
+          }
+        };
+    return new ProviderModel("anthropic", "m", null, model, Duration.ofSeconds(7));
+  }
+
+  @Test
+  void aStreamedAnswerHandsItsPiecesInOrderAndReturnsTheWholeResponse() {
+    ChatResponse whole =
+        ChatResponse.builder()
+            .aiMessage(AiMessage.from("Hello, world"))
+            .finishReason(FinishReason.STOP)
+            .build();
+    List<String> seen = new ArrayList<>();
+    ChatResponse response =
+        streaming(List.of("Hel", "lo, ", "world"), h -> h.onCompleteResponse(whole))
+            .chat(REQUEST, new Cancellation(), seen::add);
+    assertThat(seen).containsExactly("Hel", "lo, ", "world");
+    assertThat(response).isSameAs(whole);
+  }
+
+  @Test
+  void aStreamThatEndsWithoutItsEndOrWithAnErrorIsAClearFailure() {
+    LlmException cut =
+        catchThrowableOfType(
+            LlmException.class,
+            () -> streaming(List.of("Hel"), h -> {}).chat(REQUEST, new Cancellation(), p -> {}));
+    assertThat(cut)
+        .hasMessage("anthropic.m: the answer's stream ended before the answer was complete");
+    assertThat(cut.retryable()).isTrue();
+    LlmException refused =
+        catchThrowableOfType(
+            LlmException.class,
+            () ->
+                streaming(List.of(), h -> h.onError(new HttpException(401, "sk-ant-secret bad")))
+                    .chat(REQUEST, new Cancellation(), p -> {}));
+    assertThat(refused).hasMessage("anthropic.m: HTTP 401 (check the API key)");
+    assertThat(refused.retryable()).isFalse();
   }
 }

@@ -25,6 +25,13 @@ import java.util.function.Supplier;
  * /v1/chat/completions}, {@code GET /v1/models}) or Anthropic Messages ({@code POST /v1/messages},
  * {@code GET /v1/models/{id}}), on 127.0.0.1 unless told another local address. Replies are
  * scripted per request; every request is recorded with its headers and JSON body.
+ *
+ * <p>A request with {@code "stream": true} gets its scripted answer as the provider's server-sent
+ * events: OpenAI's {@code chat.completion.chunk}s (text and tool-call deltas, the finish reason,
+ * then a usage chunk when {@code stream_options.include_usage}, then {@code [DONE]}); Anthropic's
+ * {@code message_start}, {@code content_block_start/delta/stop}, {@code message_delta} and {@code
+ * message_stop}. The text goes in {@link #streaming pieces}, a gap apart; an error status or a body
+ * that is not an answer is sent as it is, as the providers do.
  */
 public final class FakeLlmServer implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -68,16 +75,18 @@ public final class FakeLlmServer implements AutoCloseable {
       long delayMillis,
       Map<String, String> headers,
       long trickleMillis,
-      boolean stall) {
+      boolean stall,
+      int breakAfter) {
     public Reply(int status, String body, long delayMillis) {
-      this(status, body, delayMillis, Map.of(), 0, false);
+      this(status, body, delayMillis, Map.of(), 0, false, -1);
     }
 
     /** This reply with one more response header. */
     public Reply withHeader(String name, String value) {
       Map<String, String> more = new java.util.LinkedHashMap<>(headers);
       more.put(name, value);
-      return new Reply(status, body, delayMillis, Map.copyOf(more), trickleMillis, stall);
+      return new Reply(
+          status, body, delayMillis, Map.copyOf(more), trickleMillis, stall, breakAfter);
     }
   }
 
@@ -88,6 +97,8 @@ public final class FakeLlmServer implements AutoCloseable {
   private final List<Request> requests = new CopyOnWriteArrayList<>();
   private volatile Supplier<Reply> fallback;
   private volatile String requiredKey;
+  private volatile int streamPieces = 4;
+  private volatile long streamGapMillis;
 
   private FakeLlmServer(Flavor flavor, String host, List<String> models) throws IOException {
     this.flavor = flavor;
@@ -141,6 +152,18 @@ public final class FakeLlmServer implements AutoCloseable {
    */
   public FakeLlmServer requireKey(String key) {
     this.requiredKey = key;
+    return this;
+  }
+
+  /**
+   * How a streamed answer's text is sent: in {@code pieces} deltas (or one per character for a
+   * shorter text), {@code gapMillis} apart (a model that writes slowly). An answer asked for whole
+   * then comes after as long ({@code pieces} x {@code gapMillis}): the model writes as slowly
+   * either way.
+   */
+  public FakeLlmServer streaming(int pieces, long gapMillis) {
+    this.streamPieces = pieces;
+    this.streamGapMillis = gapMillis;
     return this;
   }
 
@@ -231,18 +254,33 @@ public final class FakeLlmServer implements AutoCloseable {
 
   public static Reply delayed(long millis, Reply reply) {
     return new Reply(
-        reply.status(), reply.body(), millis, reply.headers(), reply.trickleMillis(), false);
+        reply.status(), reply.body(), millis, reply.headers(), reply.trickleMillis(), false, -1);
   }
 
   /** {@code reply}, its body sent one byte every {@code millisPerByte} (a trickling answer). */
   public static Reply trickle(long millisPerByte, Reply reply) {
     return new Reply(
-        reply.status(), reply.body(), reply.delayMillis(), reply.headers(), millisPerByte, false);
+        reply.status(),
+        reply.body(),
+        reply.delayMillis(),
+        reply.headers(),
+        millisPerByte,
+        false,
+        -1);
   }
 
   /** 200 and the headers, then no content until the client leaves (a provider that hangs). */
   public static Reply stallAfterHeaders() {
-    return new Reply(200, "", 0, Map.of(), 0, true);
+    return new Reply(200, "", 0, Map.of(), 0, true, -1);
+  }
+
+  /**
+   * {@code reply} streamed, but the connection breaks after its first {@code textDeltas} text
+   * deltas (a provider that fails mid-answer); a request that does not stream gets a broken body.
+   */
+  public static Reply breakingAfter(int textDeltas, Reply reply) {
+    return new Reply(
+        reply.status(), reply.body(), reply.delayMillis(), reply.headers(), 0, false, textDeltas);
   }
 
   private ObjectNode choice(ObjectNode body, String finish) {
@@ -349,10 +387,18 @@ public final class FakeLlmServer implements AutoCloseable {
             0);
   }
 
-  private static void respond(HttpExchange exchange, Reply reply, Request request)
+  private void respond(HttpExchange exchange, Reply reply, Request request)
       throws IOException, InterruptedException {
     if (reply.delayMillis() > 0) {
       Thread.sleep(reply.delayMillis());
+    }
+    List<Event> events = streamed(request, reply);
+    if (events != null) {
+      stream(exchange, events, reply.breakAfter(), request);
+      return;
+    }
+    if (request.method().equals("POST") && reply.status() == 200 && streamGapMillis > 0) {
+      Thread.sleep(streamPieces * streamGapMillis); // the whole answer, written as slowly
     }
     byte[] bytes = reply.body().getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("Content-Type", "application/json");
@@ -375,6 +421,10 @@ public final class FakeLlmServer implements AutoCloseable {
           out.flush();
           Thread.sleep(reply.trickleMillis());
         }
+      } else if (reply.breakAfter() >= 0) {
+        exchange.sendResponseHeaders(reply.status(), bytes.length);
+        exchange.getResponseBody().write(bytes, 0, bytes.length / 2);
+        exchange.getResponseBody().flush();
       } else {
         exchange.sendResponseHeaders(reply.status(), bytes.length);
         exchange.getResponseBody().write(bytes);
@@ -383,6 +433,208 @@ public final class FakeLlmServer implements AutoCloseable {
       request.abandoned().complete(null); // the client gave up (a timeout, a cancel)
     } finally {
       exchange.close();
+    }
+  }
+
+  // ---- streaming
+
+  /** One server-sent event; {@code text} when it carries a piece of the answer's text. */
+  private record Event(String name, String data, boolean text) {
+    byte[] bytes() {
+      return ((name == null ? "" : "event: " + name + "\n") + "data: " + data + "\n\n")
+          .getBytes(StandardCharsets.UTF_8);
+    }
+  }
+
+  /** The events streaming {@code reply}, or null when it is sent as it is. */
+  private List<Event> streamed(Request request, Reply reply) {
+    if (request.body() == null
+        || !request.body().path("stream").asBoolean(false)
+        || reply.status() != 200
+        || reply.stall()) {
+      return null;
+    }
+    JsonNode answer;
+    try {
+      answer = JSON.readTree(reply.body());
+    } catch (IOException e) {
+      return null; // not an answer (garbage): sent as it is
+    }
+    if (flavor == Flavor.OPENAI) {
+      return answer.has("choices")
+          ? openAiEvents(answer, request.body().path("stream_options").path("include_usage"))
+          : null;
+    }
+    return answer.path("type").asText().equals("message") ? anthropicEvents(answer) : null;
+  }
+
+  private List<Event> openAiEvents(JsonNode answer, JsonNode includeUsage) {
+    List<Event> events = new ArrayList<>();
+    JsonNode choice = answer.get("choices").get(0);
+    JsonNode message = choice.get("message");
+    events.add(openAiChunk(answer, JSON.createObjectNode().put("role", "assistant"), null, false));
+    for (String piece : pieces(message.path("content").asText(""))) {
+      events.add(openAiChunk(answer, JSON.createObjectNode().put("content", piece), null, true));
+    }
+    int index = 0;
+    for (JsonNode call : message.path("tool_calls")) {
+      ObjectNode start = JSON.createObjectNode();
+      ObjectNode first = start.putArray("tool_calls").addObject();
+      first.put("index", index);
+      first.put("id", call.get("id").asText());
+      first.put("type", "function");
+      first
+          .putObject("function")
+          .put("name", call.at("/function/name").asText())
+          .put("arguments", "");
+      events.add(openAiChunk(answer, start, null, false));
+      for (String piece : pieces(call.at("/function/arguments").asText())) {
+        ObjectNode more = JSON.createObjectNode();
+        ObjectNode next = more.putArray("tool_calls").addObject();
+        next.put("index", index);
+        next.putObject("function").put("arguments", piece);
+        events.add(openAiChunk(answer, more, null, false));
+      }
+      index++;
+    }
+    events.add(
+        openAiChunk(answer, JSON.createObjectNode(), choice.get("finish_reason").asText(), false));
+    if (includeUsage.asBoolean(false) && answer.has("usage")) {
+      ObjectNode usage = chunkEnvelope(answer);
+      usage.putArray("choices");
+      usage.set("usage", answer.get("usage"));
+      events.add(new Event(null, usage.toString(), false));
+    }
+    events.add(new Event(null, "[DONE]", false));
+    return events;
+  }
+
+  private static Event openAiChunk(JsonNode answer, ObjectNode delta, String finish, boolean text) {
+    ObjectNode chunk = chunkEnvelope(answer);
+    ObjectNode choice = chunk.putArray("choices").addObject();
+    choice.put("index", 0);
+    choice.set("delta", delta);
+    if (finish == null) {
+      choice.putNull("finish_reason");
+    } else {
+      choice.put("finish_reason", finish);
+    }
+    chunk.putNull("usage");
+    return new Event(null, chunk.toString(), text);
+  }
+
+  private static ObjectNode chunkEnvelope(JsonNode answer) {
+    ObjectNode chunk = JSON.createObjectNode();
+    chunk.put("id", answer.get("id").asText());
+    chunk.put("object", "chat.completion.chunk");
+    chunk.put("created", answer.get("created").asLong());
+    chunk.put("model", answer.get("model").asText());
+    return chunk;
+  }
+
+  private List<Event> anthropicEvents(JsonNode answer) {
+    List<Event> events = new ArrayList<>();
+    ObjectNode start = JSON.createObjectNode().put("type", "message_start");
+    ObjectNode message = start.putObject("message");
+    message.put("id", answer.get("id").asText());
+    message.put("type", "message");
+    message.put("role", "assistant");
+    message.put("model", answer.get("model").asText());
+    message.putArray("content");
+    message.putNull("stop_reason");
+    message.putNull("stop_sequence");
+    ObjectNode usage = ((ObjectNode) answer.get("usage")).deepCopy();
+    usage.put("output_tokens", 1);
+    message.set("usage", usage);
+    events.add(new Event("message_start", start.toString(), false));
+    int index = 0;
+    for (JsonNode block : answer.get("content")) {
+      boolean text = block.get("type").asText().equals("text");
+      ObjectNode blockStart = JSON.createObjectNode().put("type", "content_block_start");
+      blockStart.put("index", index);
+      ObjectNode opened = blockStart.putObject("content_block");
+      if (text) {
+        opened.put("type", "text").put("text", "");
+      } else {
+        opened.put("type", "tool_use").put("id", block.get("id").asText());
+        opened.put("name", block.get("name").asText()).putObject("input");
+      }
+      events.add(new Event("content_block_start", blockStart.toString(), false));
+      for (String piece :
+          pieces(text ? block.get("text").asText() : block.get("input").toString())) {
+        ObjectNode delta = JSON.createObjectNode().put("type", "content_block_delta");
+        delta.put("index", index);
+        if (text) {
+          delta.putObject("delta").put("type", "text_delta").put("text", piece);
+        } else {
+          delta.putObject("delta").put("type", "input_json_delta").put("partial_json", piece);
+        }
+        events.add(new Event("content_block_delta", delta.toString(), text));
+      }
+      events.add(
+          new Event(
+              "content_block_stop",
+              JSON.createObjectNode()
+                  .put("type", "content_block_stop")
+                  .put("index", index)
+                  .toString(),
+              false));
+      index++;
+    }
+    ObjectNode end = JSON.createObjectNode().put("type", "message_delta");
+    end.putObject("delta")
+        .put("stop_reason", answer.get("stop_reason").asText())
+        .putNull("stop_sequence");
+    end.putObject("usage").put("output_tokens", answer.at("/usage/output_tokens").asInt());
+    events.add(new Event("message_delta", end.toString(), false));
+    events.add(new Event("message_stop", "{\"type\":\"message_stop\"}", false));
+    return events;
+  }
+
+  /** {@code text} cut into the configured number of pieces (fewer for a shorter text). */
+  private List<String> pieces(String text) {
+    List<String> pieces = new ArrayList<>();
+    if (text.isEmpty()) {
+      return pieces;
+    }
+    int count = Math.min(streamPieces, text.length());
+    for (int i = 0; i < count; i++) {
+      pieces.add(text.substring(i * text.length() / count, (i + 1) * text.length() / count));
+    }
+    return pieces;
+  }
+
+  /**
+   * Sends {@code events}, the configured gap before each text delta; with {@code breakAfter} >= 0,
+   * the connection breaks after that many text deltas: the declared length is never reached, so the
+   * client reads a premature end of the answer, as when a provider's connection drops.
+   */
+  private void stream(HttpExchange exchange, List<Event> events, int breakAfter, Request request)
+      throws InterruptedException {
+    List<byte[]> encoded = events.stream().map(Event::bytes).toList();
+    long length = encoded.stream().mapToLong(b -> b.length).sum();
+    exchange.getResponseHeaders().add("Content-Type", "text/event-stream");
+    try {
+      exchange.sendResponseHeaders(200, length);
+      OutputStream out = exchange.getResponseBody();
+      int texts = 0;
+      for (int i = 0; i < events.size(); i++) {
+        if (events.get(i).text()) {
+          if (texts == breakAfter) {
+            break;
+          }
+          texts++;
+          if (streamGapMillis > 0) {
+            Thread.sleep(streamGapMillis);
+          }
+        }
+        out.write(encoded.get(i));
+        out.flush();
+      }
+    } catch (IOException e) {
+      request.abandoned().complete(null); // the client gave up (a timeout, a cancel)
+    } finally {
+      exchange.close(); // short of the declared length, this closes the connection
     }
   }
 
