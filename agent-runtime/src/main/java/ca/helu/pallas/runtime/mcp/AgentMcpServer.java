@@ -67,6 +67,16 @@ public final class AgentMcpServer implements AutoCloseable {
   private static final String EMPTY_SCHEMA =
       "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}";
 
+  /** get_health's JSON (docs/contract.md, "get_health"), as its structuredContent. */
+  private static final String HEALTH_SCHEMA =
+      """
+      {"type":"object","properties":{
+        "status":{"type":"string","enum":["ok","degraded","error"]},
+        "timestamp":{"type":"string","format":"date-time"},
+        "message":{"type":"string","description":"What is wrong; only when status is not ok"}},
+       "required":["status","timestamp"]}
+      """;
+
   private final String agent;
   private final Supplier<HealthReport> health;
   private final InstanceScope scope;
@@ -142,8 +152,8 @@ public final class AgentMcpServer implements AutoCloseable {
             tracing);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
-    // our tools declare no output schema, so nothing is ever validated; this also spares loading
-    // the SDK's default JSON-schema library at startup
+    // the one output schema (get_health's) describes JSON this server renders itself, so nothing
+    // is validated; this also spares loading the SDK's default JSON-schema library at startup
     JsonSchemaValidator noSchemas =
         (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null);
     this.transport =
@@ -165,6 +175,12 @@ public final class AgentMcpServer implements AutoCloseable {
             });
     metrics.sessions(agent, transport::sessionCount);
 
+    // the agent's icons on every tool of its own, as on its server info (docs/contract.md, "Each
+    // agent"); null rather than empty, so that an agent without icons sends no "icons" at all
+    List<McpSchema.Icon> icons = icons(card);
+    // a turn reaches outside the agent (its model and the servers it calls)
+    McpSchema.ToolAnnotations turn =
+        McpSchema.ToolAnnotations.builder().openWorldHint(true).build();
     McpSchema.Tool sendMessage =
         McpSchema.Tool.builder()
             .name("send_message")
@@ -175,6 +191,8 @@ public final class AgentMcpServer implements AutoCloseable {
                     + ": "
                     + card.description())
             .inputSchema(json, SEND_MESSAGE_SCHEMA)
+            .annotations(turn)
+            .icons(icons)
             .build();
     McpSchema.Tool agentTool =
         McpSchema.Tool.builder()
@@ -182,12 +200,23 @@ public final class AgentMcpServer implements AutoCloseable {
             .title(card.title())
             .description(card.description())
             .inputSchema(json, SEND_MESSAGE_SCHEMA)
+            .annotations(turn)
+            .icons(icons)
             .build();
     McpSchema.Tool getHealth =
         McpSchema.Tool.builder()
             .name("get_health")
             .description("Returns the health status of this agent and its downstream dependencies.")
             .inputSchema(json, EMPTY_SCHEMA)
+            .outputSchema(json, HEALTH_SCHEMA)
+            .annotations(
+                McpSchema.ToolAnnotations.builder()
+                    .readOnlyHint(true)
+                    .destructiveHint(false)
+                    .idempotentHint(true)
+                    .openWorldHint(false)
+                    .build())
+            .icons(icons)
             .build();
 
     List<McpServerFeatures.AsyncToolSpecification> tools = new ArrayList<>();
@@ -197,7 +226,12 @@ public final class AgentMcpServer implements AutoCloseable {
 
     var spec =
         McpServer.async(transport)
-            .serverInfo(agent, card.version())
+            .serverInfo(
+                McpSchema.Implementation.builder(agent, card.version())
+                    .title(card.title())
+                    .description(card.description())
+                    .icons(icons)
+                    .build())
             .jsonMapper(json)
             .validateToolInputs(false)
             .jsonSchemaValidator(noSchemas)
@@ -262,6 +296,16 @@ public final class AgentMcpServer implements AutoCloseable {
     }
     origins.addAll(extraOrigins);
     return DefaultServerTransportSecurityValidator.builder().allowedOrigins(origins).build();
+  }
+
+  /** The agent's icons in the SDK's type, or null when it has none. */
+  private static List<McpSchema.Icon> icons(AgentCard card) {
+    if (card.icons().isEmpty()) {
+      return null;
+    }
+    return card.icons().stream()
+        .map(i -> McpSchema.Icon.builder(i.src()).mimeType(i.mimeType()).sizes(i.sizes()).build())
+        .toList();
   }
 
   private static McpServerFeatures.AsyncToolSpecification tool(
@@ -337,7 +381,13 @@ public final class AgentMcpServer implements AutoCloseable {
       }
     }
     metrics.healthStatus(agent, report.gaugeValue());
-    return McpSchema.CallToolResult.builder().addTextContent(report.json()).isError(false).build();
+    // the text block stays for the seed contract (Daedalus parses it); structuredContent is the
+    // same JSON, for clients that read the tool's outputSchema (docs/contract.md, "get_health")
+    return McpSchema.CallToolResult.builder()
+        .addTextContent(report.json())
+        .structuredContent(report.fields())
+        .isError(false)
+        .build();
   }
 
   private McpSchema.GetPromptResult history(McpAsyncServerExchange exchange) {

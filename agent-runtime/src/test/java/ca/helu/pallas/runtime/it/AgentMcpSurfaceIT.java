@@ -56,6 +56,7 @@ class AgentMcpSurfaceIT {
                   title: Helper Agent
                   description: Echoes
                   port: ${port:helper}
+                  icons: [{src: "https://example.com/helper.svg", sizes: [any], mimeType: image/svg+xml}]
                 - name: coordinator
                   port: ${port:coordinator}
                   servers: [helper]
@@ -101,6 +102,57 @@ class AgentMcpSurfaceIT {
           .as("get_health never calls the LLM")
           .isEqualTo(turnsBefore);
       assertThat(metric("pallas_agent_health_status{agent=\"helper\"}")).isEqualTo("1.0");
+    }
+  }
+
+  @Test
+  void toolsCarryAnnotationsOutputSchemaAndTheAgentsIcons() throws Exception {
+    try (McpSyncClient client = McpClients.connect(fleet.mcpUrl("helper"))) {
+      McpSchema.Implementation info = client.getServerInfo();
+      assertThat(info.name()).isEqualTo("helper");
+      assertThat(info.title()).isEqualTo("Helper Agent");
+      McpSchema.Icon icon =
+          McpSchema.Icon.builder("https://example.com/helper.svg")
+              .mimeType("image/svg+xml")
+              .sizes(List.of("any"))
+              .build();
+      assertThat(info.icons()).containsExactly(icon);
+
+      Map<String, McpSchema.Tool> tools = new HashMap<>();
+      client.listTools().tools().forEach(t -> tools.put(t.name(), t));
+      McpSchema.ToolAnnotations health = tools.get("get_health").annotations();
+      assertThat(health.readOnlyHint()).isTrue();
+      assertThat(health.idempotentHint()).isTrue();
+      assertThat(health.destructiveHint()).isFalse();
+      assertThat(health.openWorldHint()).isFalse();
+      for (String turn : List.of("send_message", "helper")) {
+        assertThat(tools.get(turn).annotations().openWorldHint()).as(turn).isTrue();
+        assertThat(tools.get(turn).annotations().readOnlyHint()).as(turn).isNull();
+      }
+      assertThat(tools.values()).allSatisfy(t -> assertThat(t.icons()).containsExactly(icon));
+      assertThat((JsonNode) JSON.valueToTree(tools.get("get_health").outputSchema()))
+          .isEqualTo(
+              JSON.readTree(
+                  """
+                  {"type":"object","properties":{
+                    "status":{"type":"string","enum":["ok","degraded","error"]},
+                    "timestamp":{"type":"string","format":"date-time"},
+                    "message":{"type":"string",
+                               "description":"What is wrong; only when status is not ok"}},
+                   "required":["status","timestamp"]}
+                  """));
+      assertThat(tools.get("send_message").outputSchema()).isNull();
+
+      McpSchema.CallToolResult result =
+          client.callTool(new McpSchema.CallToolRequest("get_health", Map.of()));
+      assertThat(result.content()).as("the seed's text block stays").hasSize(1);
+      assertThat((JsonNode) JSON.valueToTree(result.structuredContent()))
+          .isEqualTo(JSON.readTree(text(result)));
+      assertThat(JSON.readTree(text(result)).get("status").asText()).isEqualTo("ok");
+    }
+    try (McpSyncClient client = McpClients.connect(fleet.mcpUrl("oneshot"))) {
+      assertThat(client.getServerInfo().icons()).as("an agent without icons").isNull();
+      assertThat(client.listTools().tools()).allSatisfy(t -> assertThat(t.icons()).isNull());
     }
   }
 
