@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.mcp;
 import ca.helu.pallas.api.CallerLimitsSpec;
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.auth.Caller;
+import ca.helu.pallas.runtime.health.AgentHealth;
 import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
@@ -42,9 +43,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.BiFunction;
-import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
 /**
@@ -78,7 +77,7 @@ public final class AgentMcpServer implements AutoCloseable {
       """;
 
   private final String agent;
-  private final Supplier<HealthReport> health;
+  private final AgentHealth health;
   private final InstanceScope scope;
   private final HistoryStore store;
   private final PallasMetrics metrics;
@@ -103,7 +102,7 @@ public final class AgentMcpServer implements AutoCloseable {
       AgentCard card,
       AgentLoop loop,
       InstanceScope scope,
-      Supplier<HealthReport> health,
+      AgentHealth health,
       PallasMetrics metrics,
       InFlight inFlight,
       List<String> allowedOrigins,
@@ -116,7 +115,12 @@ public final class AgentMcpServer implements AutoCloseable {
       CallerLimitsSpec callerLimits,
       Tracing tracing) {
     this.agent = card.name();
-    this.health = health;
+    // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation store
+    // fails"); one of request scope does not
+    this.health =
+        scope == InstanceScope.REQUEST
+            ? health
+            : health.degradedBy("Conversation store: ", store::problem);
     this.scope = scope;
     this.store = store;
     this.metrics = metrics;
@@ -222,7 +226,14 @@ public final class AgentMcpServer implements AutoCloseable {
     List<McpServerFeatures.AsyncToolSpecification> tools = new ArrayList<>();
     tools.add(tool(sendMessage, turnHandler::handle));
     tools.add(tool(agentTool, turnHandler::handle));
-    tools.add(tool(getHealth, (exchange, request) -> Mono.fromSupplier(() -> getHealth(request))));
+    tools.add(tool(getHealth, (exchange, request) -> Mono.fromSupplier(this::getHealth)));
+    AgentResources resources =
+        new AgentResources(
+            card,
+            this.health,
+            this::healthNow,
+            scope == InstanceScope.REQUEST ? null : this::historyMessages,
+            json);
 
     var spec =
         McpServer.async(transport)
@@ -236,7 +247,8 @@ public final class AgentMcpServer implements AutoCloseable {
             .validateToolInputs(false)
             .jsonSchemaValidator(noSchemas)
             .instructions(card.description())
-            .tools(tools);
+            .tools(tools)
+            .resources(resources.specifications());
     if (scope != InstanceScope.REQUEST) {
       McpSchema.Prompt prompt =
           new McpSchema.Prompt(
@@ -246,11 +258,22 @@ public final class AgentMcpServer implements AutoCloseable {
               List.of());
       spec.prompts(
           new McpServerFeatures.AsyncPromptSpecification(
-              prompt, (exchange, request) -> Mono.fromSupplier(() -> history(exchange))));
+              prompt,
+              (exchange, request) ->
+                  Mono.fromSupplier(() ->
+                      new McpSchema.GetPromptResult(
+                          "Conversation history of " + agent, historyMessages(exchange)))));
     }
     // prompts are always a capability: a request-scope agent lists none rather than failing
-    spec.capabilities(McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build());
+    // resources: health, which a client may subscribe to (docs/contract.md, "Resources")
+    spec.capabilities(
+        McpSchema.ServerCapabilities.builder()
+            .tools(false)
+            .prompts(false)
+            .resources(true, false)
+            .build());
     this.server = spec.build();
+    resources.start(server);
   }
 
   /** What a request gives the tool handlers. */
@@ -370,17 +393,15 @@ public final class AgentMcpServer implements AutoCloseable {
     };
   }
 
-  private McpSchema.CallToolResult getHealth(McpSchema.CallToolRequest request) {
-    HealthReport report = health.get();
-    if (scope != InstanceScope.REQUEST) {
-      // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation
-      // store fails"); one of request scope does not
-      Optional<String> problem = store.problem();
-      if (problem.isPresent()) {
-        report = HealthReport.degradedBy(report, "Conversation store: " + problem.get());
-      }
-    }
+  /** get_health's answer, which the health resource returns too; sets the health gauge. */
+  private HealthReport healthNow() {
+    HealthReport report = health.report();
     metrics.healthStatus(agent, report.gaugeValue());
+    return report;
+  }
+
+  private McpSchema.CallToolResult getHealth() {
+    HealthReport report = healthNow();
     // the text block stays for the seed contract (Daedalus parses it); structuredContent is the
     // same JSON, for clients that read the tool's outputSchema (docs/contract.md, "get_health")
     return McpSchema.CallToolResult.builder()
@@ -390,7 +411,11 @@ public final class AgentMcpServer implements AutoCloseable {
         .build();
   }
 
-  private McpSchema.GetPromptResult history(McpAsyncServerExchange exchange) {
+  /**
+   * The caller's conversation, for the history prompt and resource: this session's, or a shared
+   * agent's one (the caller's own with inbound authentication).
+   */
+  private List<McpSchema.PromptMessage> historyMessages(McpAsyncServerExchange exchange) {
     List<ChatMessage> history;
     try {
       history = conversations.existing(exchange.sessionId(), TurnHandler.caller(exchange));
@@ -403,8 +428,7 @@ public final class AgentMcpServer implements AutoCloseable {
               "agent '" + agent + "' cannot read its conversation history now: " + e.getMessage(),
               null));
     }
-    return new McpSchema.GetPromptResult(
-        "Conversation history of " + agent, McpMessages.promptMessages(history));
+    return McpMessages.promptMessages(history);
   }
 
   @Override

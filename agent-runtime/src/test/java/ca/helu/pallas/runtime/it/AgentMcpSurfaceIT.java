@@ -211,7 +211,7 @@ class AgentMcpSurfaceIT {
   }
 
   @Test
-  void historyFollowsTheInstanceScope() {
+  void historyFollowsTheInstanceScope() throws Exception {
     try (McpSyncClient a = McpClients.connect(fleet.mcpUrl("coordinator"));
         McpSyncClient b = McpClients.connect(fleet.mcpUrl("coordinator"))) {
       send(a, "send_message", "from a");
@@ -220,9 +220,20 @@ class AgentMcpSurfaceIT {
           .containsExactly("USER:from a", "ASSISTANT:from a");
       assertThat(history(b, "coordinator_history"))
           .containsExactly("USER:from b", "ASSISTANT:from b");
+      // the same as a resource: each session reads its own conversation (issue 20 §2)
+      assertThat(historyResource(a, "coordinator"))
+          .containsExactly("user:from a", "assistant:from a");
+      assertThat(historyResource(b, "coordinator"))
+          .containsExactly("user:from b", "assistant:from b");
     }
     try (McpSyncClient a = McpClients.connect(fleet.mcpUrl("oneshot"))) {
       assertThat(a.listPrompts().prompts()).as("request scope keeps no history").isEmpty();
+      assertThat(a.listResources().resources())
+          .extracting(McpSchema.Resource::uri)
+          .containsExactly("pallas://agents/oneshot/health");
+      assertThatThrownBy(() -> historyResource(a, "oneshot"))
+          .hasMessageContaining("Resource not found")
+          .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\tat "));
       assertThat(text(send(a, "send_message", "x"))).isEqualTo("x");
     }
   }
@@ -393,6 +404,20 @@ class AgentMcpSurfaceIT {
 
   private static void assertNoStackTrace(String body) {
     assertThat(body).doesNotContain("\tat ", "at io.", "at java.", "Exception:");
+  }
+
+  /** The history resource's messages as role:text. */
+  private static List<String> historyResource(McpSyncClient c, String agent) throws Exception {
+    String uri = "pallas://agents/" + agent + "/history";
+    var contents =
+        (McpSchema.TextResourceContents)
+            c.readResource(new McpSchema.ReadResourceRequest(uri)).contents().get(0);
+    assertThat(contents.mimeType()).isEqualTo("application/json");
+    List<String> out = new ArrayList<>();
+    for (JsonNode m : JSON.readTree(contents.text()).get("messages")) {
+      out.add(m.get("role").asText() + ":" + m.path("content").path("text").asText());
+    }
+    return out;
   }
 
   private static List<String> history(McpSyncClient c, String prompt) {

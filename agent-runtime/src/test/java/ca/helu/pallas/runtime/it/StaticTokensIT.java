@@ -215,6 +215,12 @@ class StaticTokensIT {
                   + "\"c_history\"}}");
       assertThat(refused.statusCode()).isEqualTo(404);
       assertThat(refused.body()).doesNotContain("secret plan");
+      HttpResponse<String> resource =
+          other.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                  + "\"pallas://agents/c/history\"}}");
+      assertThat(resource.statusCode()).as("nor its history resource").isEqualTo(404);
+      assertThat(resource.body()).doesNotContain("secret plan");
       assertThat(other.delete()).as("nor may another caller end it").isEqualTo(404);
     }
     assertThat(
@@ -258,6 +264,15 @@ class StaticTokensIT {
     String ofArgos = argos.request("prompts/get", Map.of("name", "a_history")).toString();
     assertThat(ofDaedalus).contains("daedalus remembers alpha").doesNotContain("beta");
     assertThat(ofArgos).contains("argos remembers beta").doesNotContain("alpha");
+    // the history resource shows each caller its own conversation too (issue 20 §2)
+    Map<String, Object> history = Map.of("uri", "pallas://agents/a/history");
+    assertThat(
+            RawMcp.open(fleet.mcpUrl("a"), DAEDALUS).request("resources/read", history).toString())
+        .contains("daedalus remembers alpha")
+        .doesNotContain("beta");
+    assertThat(argos.request("resources/read", history).toString())
+        .contains("argos remembers beta")
+        .doesNotContain("alpha");
   }
 
   @Test
