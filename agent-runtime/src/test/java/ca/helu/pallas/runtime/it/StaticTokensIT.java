@@ -143,6 +143,24 @@ class StaticTokensIT {
             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":"
                 + "\"a_history\"}}");
     assertThat(history.statusCode()).isEqualTo(401);
+    // the health resource is get_health's answer: open too, and subscribable (issue 20 §2)
+    Map<String, Object> health = Map.of("uri", "pallas://agents/a/health");
+    assertThat(
+            anonymous
+                .request("resources/read", health)
+                .path("contents")
+                .path(0)
+                .path("text")
+                .asText())
+        .startsWith("{\"status\":\"ok\"");
+    assertThat(anonymous.request("resources/subscribe", health).isObject()).isTrue();
+    assertThat(anonymous.request("resources/list", Map.of()).path("resources").size()).isEqualTo(2);
+    HttpResponse<String> historyResource =
+        anonymous.post(
+            "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                + "\"pallas://agents/a/history\"}}");
+    assertThat(historyResource.statusCode()).isEqualTo(401);
+    assertThat(historyResource.body()).doesNotContain("remembers");
     assertThat(
             anonymous
                 .post(
