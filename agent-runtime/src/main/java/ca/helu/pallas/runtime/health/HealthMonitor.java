@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One agent's health (docs/contract.md, "get_health"; docs/runtime.md, "Health"): downstream probes
@@ -25,6 +27,8 @@ import java.util.function.Supplier;
  * every call).
  */
 public final class HealthMonitor implements AgentHealth, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(HealthMonitor.class);
+
   /** A downstream server to probe, and how its calls have gone lately. */
   public record Target(String name, String url, Map<String, String> headers, CallHealth calls) {
     public Target(String name, String url, Map<String, String> headers) {
@@ -126,9 +130,17 @@ public final class HealthMonitor implements AgentHealth, AutoCloseable {
     tell(true);
   }
 
+  /**
+   * Tells the watchers; one that fails must stop neither the others, nor the periodic tick (a
+   * scheduled task that throws is never run again), nor the tool call whose result flipped a check.
+   */
   private void tell(boolean flipped) {
     for (HealthWatcher watcher : watchers) {
-      watcher.checked(flipped);
+      try {
+        watcher.checked(flipped);
+      } catch (RuntimeException e) {
+        LOG.warn("telling a health watcher of a result failed: {}", e.toString());
+      }
     }
   }
 
