@@ -2,7 +2,9 @@ package ca.helu.pallas.runtime.health;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
 
 /**
@@ -28,6 +30,7 @@ public final class CallHealth {
   private final int[] failed = new int[BUCKETS];
   private boolean lastFailed;
   private String lastFailure;
+  private final List<Runnable> flips = new CopyOnWriteArrayList<>();
 
   public CallHealth() {
     this(System::nanoTime);
@@ -38,17 +41,43 @@ public final class CallHealth {
     Arrays.fill(bucketOf, Long.MIN_VALUE);
   }
 
+  /**
+   * Runs {@code flip} each time a call makes the server failing or well again, so that a health
+   * subscriber hears of it at once (docs/runtime.md, "Health as a resource").
+   */
+  public void onFlip(Runnable flip) {
+    if (this != NONE) {
+      flips.add(flip);
+    }
+  }
+
   /** A call the server answered (an {@code isError} result or a JSON-RPC error is an answer). */
-  public synchronized void answered() {
-    ok[bucket()]++;
-    lastFailed = false;
+  public void answered() {
+    boolean flipped;
+    synchronized (this) {
+      boolean before = failing().isPresent();
+      ok[bucket()]++;
+      lastFailed = false;
+      flipped = before;
+    }
+    if (flipped) {
+      flips.forEach(Runnable::run);
+    }
   }
 
   /** A call the server did not answer; {@code why} is already bounded. */
-  public synchronized void failed(String why) {
-    failed[bucket()]++;
-    lastFailed = true;
-    lastFailure = why;
+  public void failed(String why) {
+    boolean flipped;
+    synchronized (this) {
+      boolean before = failing().isPresent();
+      failed[bucket()]++;
+      lastFailed = true;
+      lastFailure = why;
+      flipped = !before && failing().isPresent();
+    }
+    if (flipped) {
+      flips.forEach(Runnable::run);
+    }
   }
 
   /** Why the server's calls are failing, or empty when they are not. */

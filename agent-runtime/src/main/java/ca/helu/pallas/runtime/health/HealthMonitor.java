@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -16,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One agent's health (docs/contract.md, "get_health"; docs/runtime.md, "Health"): downstream probes
@@ -23,7 +26,9 @@ import java.util.function.Supplier;
  * latest results even while a server hangs (the original probed inline: 3 s per hung server on
  * every call).
  */
-public final class HealthMonitor implements AutoCloseable {
+public final class HealthMonitor implements AgentHealth, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(HealthMonitor.class);
+
   /** A downstream server to probe, and how its calls have gone lately. */
   public record Target(String name, String url, Map<String, String> headers, CallHealth calls) {
     public Target(String name, String url, Map<String, String> headers) {
@@ -42,6 +47,7 @@ public final class HealthMonitor implements AutoCloseable {
   private final ScheduledFuture<?> periodic;
   private final Duration minInterval;
   private final String unavailable;
+  private final List<HealthWatcher> watchers = new CopyOnWriteArrayList<>();
   private volatile long lastRefresh;
 
   /**
@@ -68,11 +74,18 @@ public final class HealthMonitor implements AutoCloseable {
     this.scheduler =
         Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("pallas-health").factory());
+    // a tick without servers to probe still tells the watchers, which also read the store and
+    // inbound authentication: their changes reach a subscriber within one interval
     this.periodic =
-        targets.isEmpty()
-            ? null
-            : scheduler.scheduleWithFixedDelay(
-                this::refresh, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(this::tick, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+    for (Target target : this.targets) {
+      target.calls().onFlip(() -> tell(true));
+    }
+  }
+
+  private void tick() {
+    refresh();
+    tell(false);
   }
 
   /** Starts probes that are not already running; returns at once. */
@@ -86,8 +99,10 @@ public final class HealthMonitor implements AutoCloseable {
             .start(() -> {
               try {
                 CheckResult result = probe.probe(target.url(), target.headers());
-                latest.put(target.name(), result);
+                CheckResult before = latest.put(target.name(), result);
                 onResult.accept(target.name(), result.ok());
+                // no result yet counts as reachable (see current())
+                tell(before == null ? !result.ok() : before.ok() != result.ok());
               } finally {
                 busy.set(false);
               }
@@ -97,12 +112,42 @@ public final class HealthMonitor implements AutoCloseable {
   }
 
   /** get_health's answer from the latest results; also kicks off fresh probes in the background. */
+  @Override
   public HealthReport report() {
+    if (unavailable == null && System.nanoTime() - lastRefresh > minInterval.toNanos()) {
+      refresh();
+    }
+    return current();
+  }
+
+  @Override
+  public void watch(HealthWatcher watcher) {
+    watchers.add(watcher);
+  }
+
+  /** The LLM provider's check went from passing to failing or back (ProviderHealth). */
+  public void providerFlipped() {
+    tell(true);
+  }
+
+  /**
+   * Tells the watchers; one that fails must stop neither the others, nor the periodic tick (a
+   * scheduled task that throws is never run again), nor the tool call whose result flipped a check.
+   */
+  private void tell(boolean flipped) {
+    for (HealthWatcher watcher : watchers) {
+      try {
+        watcher.checked(flipped);
+      } catch (RuntimeException e) {
+        LOG.warn("telling a health watcher of a result failed: {}", e.toString());
+      }
+    }
+  }
+
+  @Override
+  public HealthReport current() {
     if (unavailable != null) {
       return render("error", unavailable);
-    }
-    if (System.nanoTime() - lastRefresh > minInterval.toNanos()) {
-      refresh();
     }
     List<String> down = new ArrayList<>();
     List<String> failing = new ArrayList<>();
@@ -143,9 +188,8 @@ public final class HealthMonitor implements AutoCloseable {
 
   @Override
   public void close() {
-    if (periodic != null) {
-      periodic.cancel(true);
-    }
+    periodic.cancel(true);
+    watchers.clear();
     scheduler.shutdownNow();
   }
 }

@@ -1,8 +1,11 @@
 package ca.helu.pallas.runtime.health;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * What get_health answers: the status and the exact JSON text of docs/contract.md sent to the
@@ -10,6 +13,15 @@ import java.io.UncheckedIOException;
  */
 public record HealthReport(String status, String json) {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The same JSON as fields in their order, for get_health's structuredContent. */
+  public Map<String, Object> fields() {
+    try {
+      return JSON.readValue(json, new TypeReference<LinkedHashMap<String, Object>>() {});
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
 
   /** The pallas_agent_health_status value: 1 ok, 0.5 degraded, 0 error. */
   public double gaugeValue() {

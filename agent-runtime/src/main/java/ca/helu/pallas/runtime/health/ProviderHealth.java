@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +26,7 @@ public final class ProviderHealth implements AutoCloseable {
 
   private final BiConsumer<String, Boolean> onResult;
   private final Map<String, CheckResult> latest = new ConcurrentHashMap<>();
+  private final Map<String, List<Runnable>> flips = new ConcurrentHashMap<>();
   private final ScheduledExecutorService reprobe =
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().daemon().name("pallas-llm-reprobe").factory());
@@ -54,6 +56,14 @@ public final class ProviderHealth implements AutoCloseable {
     reprobe.scheduleWithFixedDelay(checkAll, millis, millis, TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * Runs {@code flip} each time the check of the model with this key goes from passing to failing
+   * or back (a health subscriber hears of it at once: docs/runtime.md, "Health as a resource").
+   */
+  public void onFlip(String key, Runnable flip) {
+    flips.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>()).add(flip);
+  }
+
   /** The latest check of the model with this key, or null before the first. */
   public CheckResult latest(String key) {
     return latest.get(key);
@@ -65,9 +75,15 @@ public final class ProviderHealth implements AutoCloseable {
     onResult.accept(target.provider(), r.ok());
     if (!r.ok() && (before == null || before.ok())) {
       LOG.warn("LLM preflight failed for {}: {}", target.key(), r.message());
+      flipped(target.key());
     } else if (r.ok() && before != null && !before.ok()) {
       LOG.info("LLM provider {} is reachable again", target.key());
+      flipped(target.key());
     }
+  }
+
+  private void flipped(String key) {
+    flips.getOrDefault(key, List.of()).forEach(Runnable::run);
   }
 
   @Override

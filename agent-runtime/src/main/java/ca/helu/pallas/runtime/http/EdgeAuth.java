@@ -24,7 +24,8 @@ final class EdgeAuth {
   static final int UNAUTHORIZED = -32001;
 
   /** Methods a client without a token may call with {@code openHealth}; tools/call is special. */
-  private static final Set<String> OPEN_METHODS = Set.of("initialize", "ping", "tools/list");
+  private static final Set<String> OPEN_METHODS =
+      Set.of("initialize", "ping", "tools/list", "resources/list");
 
   private final InboundAuth auth;
 
@@ -77,16 +78,18 @@ final class EdgeAuth {
                 + (envelope.method().equals("tools/call")
                     ? "this tool"
                     : EdgeErrors.safe(envelope.method()))
-                + " (without one, only initialize, ping, tools/list and get_health)"),
+                + " (without one, only initialize, ping, tools/list, resources/list, get_health"
+                + " and the health resource)"),
         envelope.id());
     return false;
   }
 
   /**
    * What a client without a token may do with {@code openHealth}: open a session and call
-   * get_health, with what MCP clients do on the way (notifications, ping, tools/list, which the
-   * Python SDK calls before a tool call to learn its output schema, and answers to the server's own
-   * requests on the session, its keep-alive pings).
+   * get_health or read and subscribe to the health resource (the same answer), with what MCP
+   * clients do on the way (notifications, ping, tools/list, which the Python SDK calls before a
+   * tool call to learn its output schema, resources/list, and answers to the server's own requests
+   * on the session, its keep-alive pings).
    */
   private static boolean open(McpEnvelope envelope) {
     if (envelope.isResponse()) {
@@ -95,7 +98,8 @@ final class EdgeAuth {
     String method = envelope.method();
     return OPEN_METHODS.contains(method)
         || envelope.isNotification()
-        || method.equals("tools/call") && "get_health".equals(envelope.tool());
+        || method.equals("tools/call") && "get_health".equals(envelope.tool())
+        || envelope.isHealthResource();
   }
 
   private void refuse(HttpServletResponse response, AuthFailure failure, JsonNode id)

@@ -29,6 +29,7 @@ import java.util.stream.Collectors;
  * @param problem why the body is refused, or null
  * @param code the JSON-RPC error code for {@code problem}
  * @param tool the tool a tools/call request names, or null
+ * @param uri the resource a resources/read, subscribe or unsubscribe request names, or null
  * @param cancelled the request id a notifications/cancelled names, or null
  */
 record McpEnvelope(
@@ -38,6 +39,7 @@ record McpEnvelope(
     String problem,
     int code,
     String tool,
+    String uri,
     JsonNode cancelled) {
   static final int PARSE_ERROR = -32700;
   static final int INVALID_REQUEST = -32600;
@@ -61,6 +63,23 @@ record McpEnvelope(
           Map.entry("resources/unsubscribe", McpSchema.UnsubscribeRequest.class),
           Map.entry("logging/setLevel", McpSchema.SetLevelRequest.class),
           Map.entry("completion/complete", McpSchema.CompleteRequest.class));
+
+  private static final Set<String> RESOURCE_METHODS =
+      Set.of("resources/read", "resources/subscribe", "resources/unsubscribe");
+
+  /**
+   * A read of, or a subscription to, an agent's health resource (docs/contract.md, "Resources"):
+   * get_health's answer in another form.
+   */
+  boolean isHealthResource() {
+    String prefix = "pallas://agents/";
+    String suffix = "/health";
+    return uri != null
+        && uri.startsWith(prefix)
+        && uri.endsWith(suffix)
+        && uri.length() > prefix.length() + suffix.length()
+        && uri.indexOf('/', prefix.length()) == uri.length() - suffix.length();
+  }
 
   /** A JSON-RPC notification (a method, no id). */
   boolean isNotification() {
@@ -95,13 +114,15 @@ record McpEnvelope(
     String method = message.path("method").asText("");
     String tool =
         method.equals("tools/call") ? message.path("params").path("name").asText(null) : null;
+    String uri =
+        RESOURCE_METHODS.contains(method) ? message.path("params").path("uri").asText(null) : null;
     JsonNode cancelled =
         method.equals("notifications/cancelled") ? message.path("params").get("requestId") : null;
-    return new McpEnvelope(id, method, message.has("id"), null, 0, tool, cancelled);
+    return new McpEnvelope(id, method, message.has("id"), null, 0, tool, uri, cancelled);
   }
 
   private static McpEnvelope refused(JsonNode id, int code, String problem) {
-    return new McpEnvelope(id, "", !id.isNull(), problem, code, null, null);
+    return new McpEnvelope(id, "", !id.isNull(), problem, code, null, null, null);
   }
 
   /** What makes this message one the transport cannot answer properly, or null. */

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.mcp;
 import ca.helu.pallas.api.CallerLimitsSpec;
 import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.auth.Caller;
+import ca.helu.pallas.runtime.health.AgentHealth;
 import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.CallCancels;
 import ca.helu.pallas.runtime.http.EdgeLimits;
@@ -41,9 +42,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.BiFunction;
-import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
 /**
@@ -66,8 +65,18 @@ public final class AgentMcpServer implements AutoCloseable {
   private static final String EMPTY_SCHEMA =
       "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}";
 
+  /** get_health's JSON (docs/contract.md, "get_health"), as its structuredContent. */
+  private static final String HEALTH_SCHEMA =
+      """
+      {"type":"object","properties":{
+        "status":{"type":"string","enum":["ok","degraded","error"]},
+        "timestamp":{"type":"string","format":"date-time"},
+        "message":{"type":"string","description":"What is wrong; only when status is not ok"}},
+       "required":["status","timestamp"]}
+      """;
+
   private final String agent;
-  private final Supplier<HealthReport> health;
+  private final AgentHealth health;
   private final InstanceScope scope;
   private final HistoryStore store;
   private final PallasMetrics metrics;
@@ -91,7 +100,7 @@ public final class AgentMcpServer implements AutoCloseable {
       AgentCard card,
       AgentLoop loop,
       InstanceScope scope,
-      Supplier<HealthReport> health,
+      AgentHealth health,
       PallasMetrics metrics,
       InFlight inFlight,
       List<String> allowedOrigins,
@@ -104,7 +113,12 @@ public final class AgentMcpServer implements AutoCloseable {
       CallerLimitsSpec callerLimits,
       Tracing tracing) {
     this.agent = card.name();
-    this.health = health;
+    // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation store
+    // fails"); one of request scope does not
+    this.health =
+        scope == InstanceScope.REQUEST
+            ? health
+            : health.degradedBy("Conversation store: ", store::problem);
     this.scope = scope;
     this.store = store;
     this.metrics = metrics;
@@ -140,8 +154,8 @@ public final class AgentMcpServer implements AutoCloseable {
             tracing);
     // the SDK's JSON with the body as its only size limit (a long message is not a parse error)
     var json = new JacksonMcpJsonMapper(new ObjectMapper(limits.jsonFactory()));
-    // our tools declare no output schema, so nothing is ever validated; this also spares loading
-    // the SDK's default JSON-schema library at startup
+    // the one output schema (get_health's) describes JSON this server renders itself, so nothing
+    // is validated; this also spares loading the SDK's default JSON-schema library at startup
     JsonSchemaValidator noSchemas =
         (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null);
     this.transport =
@@ -160,6 +174,12 @@ public final class AgentMcpServer implements AutoCloseable {
             conversations::closed);
     metrics.sessions(agent, transport::sessionCount);
 
+    // the agent's icons on every tool of its own, as on its server info (docs/contract.md, "Each
+    // agent"); null rather than empty, so that an agent without icons sends no "icons" at all
+    List<McpSchema.Icon> icons = icons(card);
+    // a turn reaches outside the agent (its model and the servers it calls)
+    McpSchema.ToolAnnotations turn =
+        McpSchema.ToolAnnotations.builder().openWorldHint(true).build();
     McpSchema.Tool sendMessage =
         McpSchema.Tool.builder()
             .name("send_message")
@@ -170,6 +190,8 @@ public final class AgentMcpServer implements AutoCloseable {
                     + ": "
                     + card.description())
             .inputSchema(json, SEND_MESSAGE_SCHEMA)
+            .annotations(turn)
+            .icons(icons)
             .build();
     McpSchema.Tool agentTool =
         McpSchema.Tool.builder()
@@ -177,27 +199,51 @@ public final class AgentMcpServer implements AutoCloseable {
             .title(card.title())
             .description(card.description())
             .inputSchema(json, SEND_MESSAGE_SCHEMA)
+            .annotations(turn)
+            .icons(icons)
             .build();
     McpSchema.Tool getHealth =
         McpSchema.Tool.builder()
             .name("get_health")
             .description("Returns the health status of this agent and its downstream dependencies.")
             .inputSchema(json, EMPTY_SCHEMA)
+            .outputSchema(json, HEALTH_SCHEMA)
+            .annotations(
+                McpSchema.ToolAnnotations.builder()
+                    .readOnlyHint(true)
+                    .destructiveHint(false)
+                    .idempotentHint(true)
+                    .openWorldHint(false)
+                    .build())
+            .icons(icons)
             .build();
 
     List<McpServerFeatures.AsyncToolSpecification> tools = new ArrayList<>();
     tools.add(tool(sendMessage, turnHandler::handle));
     tools.add(tool(agentTool, turnHandler::handle));
-    tools.add(tool(getHealth, (exchange, request) -> Mono.fromSupplier(() -> getHealth(request))));
+    tools.add(tool(getHealth, (exchange, request) -> Mono.fromSupplier(this::getHealth)));
+    AgentResources resources =
+        new AgentResources(
+            card,
+            this.health,
+            this::healthNow,
+            scope == InstanceScope.REQUEST ? null : this::historyMessages,
+            json);
 
     var spec =
         McpServer.async(transport)
-            .serverInfo(agent, card.version())
+            .serverInfo(
+                McpSchema.Implementation.builder(agent, card.version())
+                    .title(card.title())
+                    .description(card.description())
+                    .icons(icons)
+                    .build())
             .jsonMapper(json)
             .validateToolInputs(false)
             .jsonSchemaValidator(noSchemas)
             .instructions(card.description())
-            .tools(tools);
+            .tools(tools)
+            .resources(resources.specifications());
     if (scope != InstanceScope.REQUEST) {
       McpSchema.Prompt prompt =
           new McpSchema.Prompt(
@@ -207,11 +253,22 @@ public final class AgentMcpServer implements AutoCloseable {
               List.of());
       spec.prompts(
           new McpServerFeatures.AsyncPromptSpecification(
-              prompt, (exchange, request) -> Mono.fromSupplier(() -> history(exchange))));
+              prompt,
+              (exchange, request) ->
+                  Mono.fromSupplier(() ->
+                      new McpSchema.GetPromptResult(
+                          "Conversation history of " + agent, historyMessages(exchange)))));
     }
     // prompts are always a capability: a request-scope agent lists none rather than failing
-    spec.capabilities(McpSchema.ServerCapabilities.builder().tools(false).prompts(false).build());
+    // resources: health, which a client may subscribe to (docs/contract.md, "Resources")
+    spec.capabilities(
+        McpSchema.ServerCapabilities.builder()
+            .tools(false)
+            .prompts(false)
+            .resources(true, false)
+            .build());
     this.server = spec.build();
+    resources.start(server);
   }
 
   /** What a request gives the tool handlers. */
@@ -257,6 +314,16 @@ public final class AgentMcpServer implements AutoCloseable {
     }
     origins.addAll(extraOrigins);
     return DefaultServerTransportSecurityValidator.builder().allowedOrigins(origins).build();
+  }
+
+  /** The agent's icons in the SDK's type, or null when it has none. */
+  private static List<McpSchema.Icon> icons(AgentCard card) {
+    if (card.icons().isEmpty()) {
+      return null;
+    }
+    return card.icons().stream()
+        .map(i -> McpSchema.Icon.builder(i.src()).mimeType(i.mimeType()).sizes(i.sizes()).build())
+        .toList();
   }
 
   private static McpServerFeatures.AsyncToolSpecification tool(
@@ -315,21 +382,29 @@ public final class AgentMcpServer implements AutoCloseable {
     };
   }
 
-  private McpSchema.CallToolResult getHealth(McpSchema.CallToolRequest request) {
-    HealthReport report = health.get();
-    if (scope != InstanceScope.REQUEST) {
-      // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation
-      // store fails"); one of request scope does not
-      Optional<String> problem = store.problem();
-      if (problem.isPresent()) {
-        report = HealthReport.degradedBy(report, "Conversation store: " + problem.get());
-      }
-    }
+  /** get_health's answer, which the health resource returns too; sets the health gauge. */
+  private HealthReport healthNow() {
+    HealthReport report = health.report();
     metrics.healthStatus(agent, report.gaugeValue());
-    return McpSchema.CallToolResult.builder().addTextContent(report.json()).isError(false).build();
+    return report;
   }
 
-  private McpSchema.GetPromptResult history(McpAsyncServerExchange exchange) {
+  private McpSchema.CallToolResult getHealth() {
+    HealthReport report = healthNow();
+    // the text block stays for the seed contract (Daedalus parses it); structuredContent is the
+    // same JSON, for clients that read the tool's outputSchema (docs/contract.md, "get_health")
+    return McpSchema.CallToolResult.builder()
+        .addTextContent(report.json())
+        .structuredContent(report.fields())
+        .isError(false)
+        .build();
+  }
+
+  /**
+   * The caller's conversation, for the history prompt and resource: this session's, or a shared
+   * agent's one (the caller's own with inbound authentication).
+   */
+  private List<McpSchema.PromptMessage> historyMessages(McpAsyncServerExchange exchange) {
     List<ChatMessage> history;
     try {
       history = conversations.existing(exchange.sessionId(), TurnHandler.caller(exchange));
@@ -342,8 +417,7 @@ public final class AgentMcpServer implements AutoCloseable {
               "agent '" + agent + "' cannot read its conversation history now: " + e.getMessage(),
               null));
     }
-    return new McpSchema.GetPromptResult(
-        "Conversation history of " + agent, McpMessages.promptMessages(history));
+    return McpMessages.promptMessages(history);
   }
 
   @Override

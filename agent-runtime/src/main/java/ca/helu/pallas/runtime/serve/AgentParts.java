@@ -1,11 +1,10 @@
 package ca.helu.pallas.runtime.serve;
 
-import ca.helu.pallas.runtime.health.HealthReport;
+import ca.helu.pallas.runtime.health.AgentHealth;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
 import ca.helu.pallas.runtime.tracing.Tracing;
 import java.util.List;
-import java.util.function.Supplier;
 
 /**
  * What one agent needs from outside the process: its model, the servers whose tools it calls, and
@@ -16,7 +15,7 @@ public interface AgentParts extends AutoCloseable {
 
   List<ToolServer> toolServers();
 
-  Supplier<HealthReport> health();
+  AgentHealth health();
 
   /** Where its spans go (docs/observability.md); off unless the environment configures it. */
   default Tracing tracing() {

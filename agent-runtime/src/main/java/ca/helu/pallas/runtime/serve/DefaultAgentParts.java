@@ -7,8 +7,8 @@ import ca.helu.pallas.runtime.config.Secrets;
 import ca.helu.pallas.runtime.downstream.McpProbe;
 import ca.helu.pallas.runtime.downstream.McpToolServer;
 import ca.helu.pallas.runtime.downstream.McpToolServers;
+import ca.helu.pallas.runtime.health.AgentHealth;
 import ca.helu.pallas.runtime.health.HealthMonitor;
-import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.health.ProviderHealth;
 import ca.helu.pallas.runtime.llm.BuiltInModels;
 import ca.helu.pallas.runtime.llm.ModelChooser;
@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -151,6 +150,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             (server, up) -> metrics.downstreamUp(agent.name(), server, up),
             timings.healthInterval(),
             model.unavailable());
+    providers.onFlip(m.key(), monitor::providerFlipped);
     // a name that is no mcpServers entry is another agent (McpToolServers)
     Set<String> agents =
         servers.stream()
@@ -177,8 +177,8 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     }
 
     @Override
-    public Supplier<HealthReport> health() {
-      return monitor::report;
+    public AgentHealth health() {
+      return monitor;
     }
 
     @Override

@@ -7,7 +7,6 @@ import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.auth.InboundAuth;
-import ca.helu.pallas.runtime.health.HealthReport;
 import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.LoopMetrics;
@@ -26,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -201,7 +199,11 @@ public final class Fleet implements AutoCloseable {
               AgentCard.of(spec(), agent),
               loop,
               agent.effectiveInstanceScope(),
-              auth == null ? parts.health() : withAuth(parts.health(), auth),
+              auth == null
+                  ? parts.health()
+                  // without the issuer's keys every call is refused, and get_health says why
+                  // (docs/runtime.md, "Inbound authentication")
+                  : parts.health().degradedBy("Inbound auth: ", auth::problem),
               metrics,
               inFlight,
               options.allowedOrigins(),
@@ -248,19 +250,6 @@ public final class Fleet implements AutoCloseable {
       parts.close();
       throw e;
     }
-  }
-
-  /**
-   * The agent's health, degraded while tokens cannot be validated (docs/runtime.md, "Inbound
-   * authentication": without the issuer's keys every call is refused, and get_health says why).
-   */
-  private static Supplier<HealthReport> withAuth(Supplier<HealthReport> health, InboundAuth auth) {
-    return () -> {
-      HealthReport report = health.get();
-      return auth.problem()
-          .map(problem -> HealthReport.degradedBy(report, "Inbound auth: " + problem))
-          .orElse(report);
-    };
   }
 
   /** Starts an agent's listeners, or none: the one started is stopped if the probe port fails. */

@@ -56,6 +56,7 @@ class AgentMcpSurfaceIT {
                   title: Helper Agent
                   description: Echoes
                   port: ${port:helper}
+                  icons: [{src: "https://example.com/helper.svg", sizes: [any], mimeType: image/svg+xml}]
                 - name: coordinator
                   port: ${port:coordinator}
                   servers: [helper]
@@ -101,6 +102,57 @@ class AgentMcpSurfaceIT {
           .as("get_health never calls the LLM")
           .isEqualTo(turnsBefore);
       assertThat(metric("pallas_agent_health_status{agent=\"helper\"}")).isEqualTo("1.0");
+    }
+  }
+
+  @Test
+  void toolsCarryAnnotationsOutputSchemaAndTheAgentsIcons() throws Exception {
+    try (McpSyncClient client = McpClients.connect(fleet.mcpUrl("helper"))) {
+      McpSchema.Implementation info = client.getServerInfo();
+      assertThat(info.name()).isEqualTo("helper");
+      assertThat(info.title()).isEqualTo("Helper Agent");
+      McpSchema.Icon icon =
+          McpSchema.Icon.builder("https://example.com/helper.svg")
+              .mimeType("image/svg+xml")
+              .sizes(List.of("any"))
+              .build();
+      assertThat(info.icons()).containsExactly(icon);
+
+      Map<String, McpSchema.Tool> tools = new HashMap<>();
+      client.listTools().tools().forEach(t -> tools.put(t.name(), t));
+      McpSchema.ToolAnnotations health = tools.get("get_health").annotations();
+      assertThat(health.readOnlyHint()).isTrue();
+      assertThat(health.idempotentHint()).isTrue();
+      assertThat(health.destructiveHint()).isFalse();
+      assertThat(health.openWorldHint()).isFalse();
+      for (String turn : List.of("send_message", "helper")) {
+        assertThat(tools.get(turn).annotations().openWorldHint()).as(turn).isTrue();
+        assertThat(tools.get(turn).annotations().readOnlyHint()).as(turn).isNull();
+      }
+      assertThat(tools.values()).allSatisfy(t -> assertThat(t.icons()).containsExactly(icon));
+      assertThat((JsonNode) JSON.valueToTree(tools.get("get_health").outputSchema()))
+          .isEqualTo(
+              JSON.readTree(
+                  """
+                  {"type":"object","properties":{
+                    "status":{"type":"string","enum":["ok","degraded","error"]},
+                    "timestamp":{"type":"string","format":"date-time"},
+                    "message":{"type":"string",
+                               "description":"What is wrong; only when status is not ok"}},
+                   "required":["status","timestamp"]}
+                  """));
+      assertThat(tools.get("send_message").outputSchema()).isNull();
+
+      McpSchema.CallToolResult result =
+          client.callTool(new McpSchema.CallToolRequest("get_health", Map.of()));
+      assertThat(result.content()).as("the seed's text block stays").hasSize(1);
+      assertThat((JsonNode) JSON.valueToTree(result.structuredContent()))
+          .isEqualTo(JSON.readTree(text(result)));
+      assertThat(JSON.readTree(text(result)).get("status").asText()).isEqualTo("ok");
+    }
+    try (McpSyncClient client = McpClients.connect(fleet.mcpUrl("oneshot"))) {
+      assertThat(client.getServerInfo().icons()).as("an agent without icons").isNull();
+      assertThat(client.listTools().tools()).allSatisfy(t -> assertThat(t.icons()).isNull());
     }
   }
 
@@ -159,7 +211,7 @@ class AgentMcpSurfaceIT {
   }
 
   @Test
-  void historyFollowsTheInstanceScope() {
+  void historyFollowsTheInstanceScope() throws Exception {
     try (McpSyncClient a = McpClients.connect(fleet.mcpUrl("coordinator"));
         McpSyncClient b = McpClients.connect(fleet.mcpUrl("coordinator"))) {
       send(a, "send_message", "from a");
@@ -168,9 +220,20 @@ class AgentMcpSurfaceIT {
           .containsExactly("USER:from a", "ASSISTANT:from a");
       assertThat(history(b, "coordinator_history"))
           .containsExactly("USER:from b", "ASSISTANT:from b");
+      // the same as a resource: each session reads its own conversation (issue 20 §2)
+      assertThat(historyResource(a, "coordinator"))
+          .containsExactly("user:from a", "assistant:from a");
+      assertThat(historyResource(b, "coordinator"))
+          .containsExactly("user:from b", "assistant:from b");
     }
     try (McpSyncClient a = McpClients.connect(fleet.mcpUrl("oneshot"))) {
       assertThat(a.listPrompts().prompts()).as("request scope keeps no history").isEmpty();
+      assertThat(a.listResources().resources())
+          .extracting(McpSchema.Resource::uri)
+          .containsExactly("pallas://agents/oneshot/health");
+      assertThatThrownBy(() -> historyResource(a, "oneshot"))
+          .hasMessageContaining("Resource not found")
+          .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\tat "));
       assertThat(text(send(a, "send_message", "x"))).isEqualTo("x");
     }
   }
@@ -341,6 +404,20 @@ class AgentMcpSurfaceIT {
 
   private static void assertNoStackTrace(String body) {
     assertThat(body).doesNotContain("\tat ", "at io.", "at java.", "Exception:");
+  }
+
+  /** The history resource's messages as role:text. */
+  private static List<String> historyResource(McpSyncClient c, String agent) throws Exception {
+    String uri = "pallas://agents/" + agent + "/history";
+    var contents =
+        (McpSchema.TextResourceContents)
+            c.readResource(new McpSchema.ReadResourceRequest(uri)).contents().get(0);
+    assertThat(contents.mimeType()).isEqualTo("application/json");
+    List<String> out = new ArrayList<>();
+    for (JsonNode m : JSON.readTree(contents.text()).get("messages")) {
+      out.add(m.get("role").asText() + ":" + m.path("content").path("text").asText());
+    }
+    return out;
   }
 
   private static List<String> history(McpSyncClient c, String prompt) {

@@ -415,10 +415,18 @@ class HostileInputIT {
     return List.of(
         new Object[] {"an unknown method", "{\"method\":\"no/such\"}", -32601, "no/such"},
         new Object[] {
-          "resources/list (not offered)",
-          "{\"method\":\"resources/list\"}",
+          "completion/complete (not offered)",
+          "{\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\","
+              + "\"name\":\"a_history\"},\"argument\":{\"name\":\"x\",\"value\":\"y\"}}}",
           -32601,
-          "resources/list"
+          "completion/complete"
+        },
+        new Object[] {
+          // resources are offered since issue 20 §2: one the agent does not have is named
+          "an unknown resource",
+          "{\"method\":\"resources/read\",\"params\":{\"uri\":\"pallas://agents/a/nope\"}}",
+          -32002,
+          "Resource not found"
         },
         new Object[] {"an unknown tool", call("no_such_tool", "{}"), -32602, "Unknown tool"},
         new Object[] {

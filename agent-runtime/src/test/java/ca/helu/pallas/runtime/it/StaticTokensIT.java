@@ -143,6 +143,24 @@ class StaticTokensIT {
             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":"
                 + "\"a_history\"}}");
     assertThat(history.statusCode()).isEqualTo(401);
+    // the health resource is get_health's answer: open too, and subscribable (issue 20 §2)
+    Map<String, Object> health = Map.of("uri", "pallas://agents/a/health");
+    assertThat(
+            anonymous
+                .request("resources/read", health)
+                .path("contents")
+                .path(0)
+                .path("text")
+                .asText())
+        .startsWith("{\"status\":\"ok\"");
+    assertThat(anonymous.request("resources/subscribe", health).isObject()).isTrue();
+    assertThat(anonymous.request("resources/list", Map.of()).path("resources").size()).isEqualTo(2);
+    HttpResponse<String> historyResource =
+        anonymous.post(
+            "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                + "\"pallas://agents/a/history\"}}");
+    assertThat(historyResource.statusCode()).isEqualTo(401);
+    assertThat(historyResource.body()).doesNotContain("remembers");
     assertThat(
             anonymous
                 .post(
@@ -215,6 +233,12 @@ class StaticTokensIT {
                   + "\"c_history\"}}");
       assertThat(refused.statusCode()).isEqualTo(404);
       assertThat(refused.body()).doesNotContain("secret plan");
+      HttpResponse<String> resource =
+          other.post(
+              "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                  + "\"pallas://agents/c/history\"}}");
+      assertThat(resource.statusCode()).as("nor its history resource").isEqualTo(404);
+      assertThat(resource.body()).doesNotContain("secret plan");
       assertThat(other.delete()).as("nor may another caller end it").isEqualTo(404);
     }
     assertThat(
@@ -258,6 +282,15 @@ class StaticTokensIT {
     String ofArgos = argos.request("prompts/get", Map.of("name", "a_history")).toString();
     assertThat(ofDaedalus).contains("daedalus remembers alpha").doesNotContain("beta");
     assertThat(ofArgos).contains("argos remembers beta").doesNotContain("alpha");
+    // the history resource shows each caller its own conversation too (issue 20 §2)
+    Map<String, Object> history = Map.of("uri", "pallas://agents/a/history");
+    assertThat(
+            RawMcp.open(fleet.mcpUrl("a"), DAEDALUS).request("resources/read", history).toString())
+        .contains("daedalus remembers alpha")
+        .doesNotContain("beta");
+    assertThat(argos.request("resources/read", history).toString())
+        .contains("argos remembers beta")
+        .doesNotContain("alpha");
   }
 
   @Test

@@ -41,6 +41,26 @@ public final class McpClients {
     return client;
   }
 
+  /**
+   * A client told of each subscribed resource's update, with what it read again on being told (the
+   * SDK's client re-reads a resource when it hears it changed).
+   */
+  public static McpSyncClient watching(
+      String mcpUrl, Consumer<List<McpSchema.ResourceContents>> updates) {
+    int slash = mcpUrl.indexOf('/', "http://".length());
+    var transport =
+        HttpClientStreamableHttpTransport.builder(mcpUrl.substring(0, slash))
+            .endpoint(mcpUrl.substring(slash))
+            .build();
+    McpSyncClient client =
+        McpClient.sync(transport)
+            .requestTimeout(Duration.ofSeconds(60))
+            .resourcesUpdateConsumer(updates)
+            .build();
+    client.initialize();
+    return client;
+  }
+
   public static McpSchema.CallToolResult send(McpSyncClient client, String tool, String message) {
     return client.callTool(new McpSchema.CallToolRequest(tool, Map.of("message", message)));
   }

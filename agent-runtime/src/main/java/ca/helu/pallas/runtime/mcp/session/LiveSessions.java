@@ -245,6 +245,12 @@ final class LiveSessions implements EdgeSessions, AutoCloseable {
     store.delete(agent, id);
   }
 
+  /** The session with this id if this process holds it, without counting it as used. */
+  McpStreamableServerSession held(String id) {
+    Live held = id == null ? null : live.get(id);
+    return held == null ? null : held.session;
+  }
+
   Collection<McpStreamableServerSession> sessions() {
     return live.values().stream().map(l -> l.session).toList();
   }

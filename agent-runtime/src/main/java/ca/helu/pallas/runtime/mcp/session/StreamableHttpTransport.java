@@ -178,11 +178,33 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
         .then();
   }
 
+  /**
+   * A notification outside any call (a subscribed resource changed): sent on the session's GET
+   * stream when its client listens on one here, else dropped, as MCP allows (2025-11-25,
+   * "Transports", listening for messages from the server). Neither counts as a use of the session,
+   * which stays subject to the idle limit, nor fetches one this process does not hold.
+   *
+   * <p>Each session's is written on a virtual thread of its own: a write to a stalled client blocks
+   * until the connection's timeout, and must hold up neither the thread that saw the change (a
+   * probe's, or a tool call's) nor the other subscribers.
+   */
   @Override
   public Mono<Void> notifyClient(String sessionId, String method, Object params) {
-    return Mono.defer(() -> {
-      McpStreamableServerSession session = sessions.use(sessionId, this::restore);
-      return session == null ? Mono.empty() : session.sendNotification(method, params);
+    return Mono.fromRunnable(() -> {
+      McpStreamableServerSession session = sessions.held(sessionId);
+      if (session == null || !session.hasListeningStream()) {
+        return;
+      }
+      Thread.ofVirtual()
+          .name("pallas-notify-" + agent)
+          .start(() -> {
+            try {
+              session.sendNotification(method, params).block();
+            } catch (RuntimeException e) {
+              // the stream closed meanwhile: the client's to reopen
+              LOG.debug("notifying session {}: {}", sessionId, e.toString());
+            }
+          });
     });
   }
 
