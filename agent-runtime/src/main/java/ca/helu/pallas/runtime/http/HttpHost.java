@@ -226,6 +226,12 @@ public final class HttpHost implements AutoCloseable {
       return this;
     }
 
+    /** Every path under {@code prefix}, for a handler that routes on the rest itself. */
+    public Builder prefix(String prefix, HttpHandler handler) {
+      paths.addPrefixPath(prefix, handler);
+      return this;
+    }
+
     /**
      * An exact path answered also from the connections kept for health (docs/runtime.md,
      * "Connections").

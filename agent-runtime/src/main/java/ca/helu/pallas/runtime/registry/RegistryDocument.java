@@ -47,7 +47,21 @@ public final class RegistryDocument {
   public static byte[] render(
       PallasDeploymentSpec spec, Function<AgentSpec, String> mcpUrl, Instant updatedAt) {
     ObjectNode root = JSON.createObjectNode();
-    ArrayNode servers = root.putArray("servers");
+    root.set("servers", entries(spec, mcpUrl, updatedAt));
+    try {
+      return JSON.writeValueAsBytes(root);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * One entry per agent, {@code {"server": ..., "_meta": ...}}: what server.json lists and what the
+   * MCP Registry API answers ({@link RegistryApi}).
+   */
+  static ArrayNode entries(
+      PallasDeploymentSpec spec, Function<AgentSpec, String> mcpUrl, Instant updatedAt) {
+    ArrayNode servers = JSON.createArrayNode();
     String updated = updatedAt.truncatedTo(ChronoUnit.SECONDS).toString();
     for (AgentSpec agent : spec.effectiveAgents()) {
       AgentCard card = AgentCard.of(spec, agent);
@@ -94,10 +108,6 @@ public final class RegistryDocument {
       official.put("updatedAt", updated);
       official.put("isLatest", true);
     }
-    try {
-      return JSON.writeValueAsBytes(root);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    return servers;
   }
 }

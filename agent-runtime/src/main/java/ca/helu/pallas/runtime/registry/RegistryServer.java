@@ -7,9 +7,13 @@ import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import java.time.Instant;
 import java.util.function.Function;
 
-/** The registry on its port: server.json, /metrics, /livez, /readyz. */
+/**
+ * The registry on its port: server.json, the MCP Registry API ({@link RegistryApi}), /metrics,
+ * /livez, /readyz.
+ */
 public final class RegistryServer implements AutoCloseable {
   private final RegistryHandler documents;
+  private final RegistryApi api;
   private final HttpHost http;
   private final Function<AgentSpec, String> mcpUrl;
 
@@ -20,10 +24,13 @@ public final class RegistryServer implements AutoCloseable {
       Function<AgentSpec, String> mcpUrl,
       PallasMetrics metrics) {
     this.mcpUrl = mcpUrl;
-    this.documents = new RegistryHandler(RegistryDocument.render(spec, mcpUrl, Instant.now()));
+    Instant now = Instant.now();
+    this.documents = new RegistryHandler(RegistryDocument.render(spec, mcpUrl, now));
+    this.api = new RegistryApi(RegistryDocument.entries(spec, mcpUrl, now));
     this.http =
         HttpHost.builder(bindAddress, port)
             .exact(RegistryHandler.PATH, documents.handler())
+            .prefix(RegistryApi.PREFIX, api)
             .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
             .exact("/livez", HttpHost.probe(() -> true))
             .exact("/readyz", HttpHost.probe(() -> true))
@@ -41,7 +48,9 @@ public final class RegistryServer implements AutoCloseable {
 
   /** Publishes a new set of agents; the next request sees it. */
   public void update(PallasDeploymentSpec spec) {
-    documents.update(RegistryDocument.render(spec, mcpUrl, Instant.now()));
+    Instant now = Instant.now();
+    documents.update(RegistryDocument.render(spec, mcpUrl, now));
+    api.update(RegistryDocument.entries(spec, mcpUrl, now));
   }
 
   @Override
