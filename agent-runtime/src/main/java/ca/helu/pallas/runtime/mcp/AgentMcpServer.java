@@ -269,6 +269,10 @@ public final class AgentMcpServer implements AutoCloseable {
             .build());
     this.server = spec.build();
     resources.start(server);
+    // the gauge follows every check's result, not only get_health calls (docs/metrics.md): an
+    // agent nobody asks still shows its health, and its alert fires
+    metrics.healthStatus(agent, health.current().gaugeValue());
+    health.watch(flipped -> metrics.healthStatus(agent, health.current().gaugeValue()));
   }
 
   /** What a request gives the tool handlers. */

@@ -31,32 +31,8 @@ class HealthResourceIT {
 
   @Test
   void aSubscriberIsToldWithinASecondWhenADownstreamServerBreaksOthersAreNot() throws Exception {
-    // probes every 200 ms: the break is seen at once, so what is measured is the notification
-    DefaultAgentParts.Timings timings =
-        new DefaultAgentParts.Timings(
-            DefaultAgentParts.Timings.DEFAULT.slowModelDelay(),
-            Duration.ofMillis(200),
-            DefaultAgentParts.Timings.DEFAULT.probeTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.providerReprobe(),
-            DefaultAgentParts.Timings.DEFAULT.peerTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.retry());
     try (TestMcpServer tools = TestMcpServer.start();
-        RunningFleet fleet =
-            RunningFleet.start(
-                """
-                apiVersion: pallas.helu.ca/v1alpha1
-                kind: PallasDeployment
-                metadata: {name: watch}
-                spec:
-                  registry: {port: ${port:registry}}
-                  defaultModel: passthrough
-                  mcpServers: [{name: tools, url: "%s"}]
-                  agents:
-                    - {name: watched, port: ${port:watched}, servers: [tools]}
-                """
-                    .formatted(tools.url()),
-                Map.of(),
-                timings)) {
+        RunningFleet fleet = watching(tools)) {
       List<Update> subscribed = new CopyOnWriteArrayList<>();
       List<Update> unsubscribed = new CopyOnWriteArrayList<>();
       List<Update> never = new CopyOnWriteArrayList<>();
@@ -99,6 +75,52 @@ class HealthResourceIT {
             .until(() -> unsubscribed.isEmpty() && never.isEmpty());
       }
     }
+  }
+
+  /**
+   * The agent's health gauge follows its checks, not only get_health calls: with no client at all,
+   * a broken server shows in pallas_agent_health_status (docs/metrics.md).
+   */
+  @Test
+  void theHealthGaugeFollowsTheChecksWithoutAnyClient() throws Exception {
+    try (TestMcpServer tools = TestMcpServer.start();
+        RunningFleet fleet = watching(tools)) {
+      String gauge = "pallas_agent_health_status{agent=\"watched\"}";
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> fleet.metrics().scrape().contains(gauge + " 1.0"));
+      tools.kill();
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> fleet.metrics().scrape().contains(gauge + " 0.5"));
+    }
+  }
+
+  /** A fleet whose agent probes its server every 200 ms: a break is seen at once. */
+  private static RunningFleet watching(TestMcpServer tools) {
+    DefaultAgentParts.Timings timings =
+        new DefaultAgentParts.Timings(
+            DefaultAgentParts.Timings.DEFAULT.slowModelDelay(),
+            Duration.ofMillis(200),
+            DefaultAgentParts.Timings.DEFAULT.probeTimeout(),
+            DefaultAgentParts.Timings.DEFAULT.providerReprobe(),
+            DefaultAgentParts.Timings.DEFAULT.peerTimeout(),
+            DefaultAgentParts.Timings.DEFAULT.retry());
+    return RunningFleet.start(
+        """
+        apiVersion: pallas.helu.ca/v1alpha1
+        kind: PallasDeployment
+        metadata: {name: watch}
+        spec:
+          registry: {port: ${port:registry}}
+          defaultModel: passthrough
+          mcpServers: [{name: tools, url: "%s"}]
+          agents:
+            - {name: watched, port: ${port:watched}, servers: [tools]}
+        """
+            .formatted(tools.url()),
+        Map.of(),
+        timings);
   }
 
   private static java.util.function.Consumer<List<McpSchema.ResourceContents>> record(
