@@ -29,6 +29,8 @@ import java.util.UUID;
  * @param drainSeconds how long an agent pod drains calls on SIGTERM
  * @param verifyInterval how often an agent that answered the operator's MCP handshake is asked
  *     again (docs/status.md, "Verified"); zero: agents are not asked
+ * @param tracing the standard OTEL_* variables, for the operator's traces of its reconciles
+ *     (docs/observability.md, "The operator's traces"); none: not traced
  */
 public record OperatorConfig(
     Set<String> watchNamespaces,
@@ -43,13 +45,15 @@ public record OperatorConfig(
     String logLevel,
     int httpPort,
     int drainSeconds,
-    Duration verifyInterval) {
+    Duration verifyInterval,
+    Map<String, String> tracing) {
 
   public static final String DEFAULT_RUNTIME_IMAGE = "pallas-agent-runtime:0.1.0";
 
   public OperatorConfig {
     watchNamespaces = Set.copyOf(watchNamespaces);
     imagePullSecrets = List.copyOf(imagePullSecrets);
+    tracing = Map.copyOf(tracing);
   }
 
   /**
@@ -73,7 +77,10 @@ public record OperatorConfig(
         env.getOrDefault("PALLAS_LOG_LEVEL", "INFO").toUpperCase(Locale.ROOT),
         number(env, "PALLAS_HTTP_PORT", 8080),
         number(env, "PALLAS_DRAIN_SECONDS", 30),
-        verifyInterval(env));
+        verifyInterval(env),
+        env.entrySet().stream()
+            .filter(e -> e.getKey().startsWith("OTEL_"))
+            .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
   }
 
   /**

@@ -31,6 +31,7 @@ public final class PallasOperator implements AutoCloseable {
 
   private final Operator operator;
   private final OperatorHttp http;
+  private final ReconcileTracing tracing;
   // null without leader election
   private final LeaderLease lease;
   // null when agents are not asked (PALLAS_VERIFY_INTERVAL_SECONDS=0)
@@ -51,6 +52,9 @@ public final class PallasOperator implements AutoCloseable {
     new JvmGcMetrics().bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
+    tracing =
+        ReconcileTracing.of(
+            MicrometerMetrics.withoutPerResourceMetrics(registry), config.tracing());
     lease =
         config.leaderElection()
             ? new LeaderLease(
@@ -59,7 +63,7 @@ public final class PallasOperator implements AutoCloseable {
     operator =
         new Operator(o -> {
           o.withKubernetesClient(client)
-              .withMetrics(MicrometerMetrics.withoutPerResourceMetrics(registry))
+              .withMetrics(tracing)
               .withCloseClientOnStop(false)
               // JOSDK's 50 + 50 threads only add memory: reconciles wait on the API server, and 50
               // fleets of 10 agents converge well within the target with these (docs/benchmarks.md)
@@ -142,5 +146,6 @@ public final class PallasOperator implements AutoCloseable {
       lease.giveUp();
     }
     http.close();
+    tracing.close();
   }
 }

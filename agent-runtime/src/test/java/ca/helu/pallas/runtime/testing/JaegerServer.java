@@ -6,9 +6,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -158,8 +160,19 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
       throw new IllegalStateException(
           "Jaeger answered " + response.statusCode() + ": " + response.body());
     }
+    return spans(response.body());
+  }
+
+  /** The spans of the latest traces of {@code service} (at most 50 traces). */
+  public List<Span> traces(String service) throws IOException, InterruptedException {
+    HttpResponse<String> response =
+        get("/api/traces?limit=50&service=" + URLEncoder.encode(service, StandardCharsets.UTF_8));
+    return response.statusCode() == 200 ? spans(response.body()) : List.of();
+  }
+
+  private static List<Span> spans(String body) throws IOException {
     List<Span> spans = new ArrayList<>();
-    for (JsonNode trace : JSON.readTree(response.body()).path("data")) {
+    for (JsonNode trace : JSON.readTree(body).path("data")) {
       JsonNode processes = trace.path("processes");
       for (JsonNode span : trace.path("spans")) {
         Optional<String> parent = Optional.empty();

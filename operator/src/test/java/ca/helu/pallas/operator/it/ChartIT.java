@@ -275,6 +275,36 @@ class ChartIT {
         .containsEntry("PALLAS_IMAGE_PULL_SECRETS", "regcred");
   }
 
+  /** docs/install.md, "The operator's traces": OTEL_* variables, the headers by reference. */
+  @Test
+  void theOperatorTracesOnlyWhenGivenAnEndpointItsHeadersByReference() throws Exception {
+    assertThat(
+            env(Helm.template().get("Deployment", FULLNAME).at("/spec/template/spec/containers/0")))
+        .doesNotContainKeys("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS");
+    JsonNode container =
+        Helm.template(
+                "--set",
+                "tracing.endpoint=http://collector.observability:4318,tracing.samplingRatio=0.25,"
+                    + "tracing.headersSecret.name=otel")
+            .get("Deployment", FULLNAME)
+            .at("/spec/template/spec/containers/0");
+    assertThat(env(container))
+        .containsEntry("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector.observability:4318")
+        .containsEntry("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+        .containsEntry("OTEL_TRACES_SAMPLER_ARG", "0.25")
+        .containsEntry("OTEL_SERVICE_NAME", "pallas-operator");
+    JsonNode headers = null;
+    for (JsonNode e : container.get("env")) {
+      if (e.get("name").asText().equals("OTEL_EXPORTER_OTLP_HEADERS")) {
+        headers = e;
+      }
+    }
+    assertThat(headers).isNotNull();
+    assertThat(headers.has("value")).as("never a value").isFalse();
+    assertThat(headers.at("/valueFrom/secretKeyRef/name").asText()).isEqualTo("otel");
+    assertThat(headers.at("/valueFrom/secretKeyRef/key").asText()).isEqualTo("headers");
+  }
+
   @Test
   void theChartRunsNoDatabaseUnlessAsked() throws Exception {
     Rendered chart = Helm.template();
