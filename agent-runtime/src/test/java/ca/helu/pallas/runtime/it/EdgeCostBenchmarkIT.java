@@ -65,8 +65,7 @@ class EdgeCostBenchmarkIT {
                 Map.of(
                     "OTEL_EXPORTER_OTLP_ENDPOINT", JAEGER.otlpEndpoint(),
                     "OTEL_SERVICE_NAME", "pallas-cost",
-                    "OTEL_TRACES_SAMPLER", "always_on",
-                    "OTEL_BSP_SCHEDULE_DELAY", "100"))) {
+                    "OTEL_TRACES_SAMPLER", "always_on"))) {
       String token = KEYCLOAK.clientToken("daedalus", "daedalus-secret");
       Map<String, Kind> kinds = new LinkedHashMap<>();
       kinds.put("plain", new Kind(plain.mcpUrl("helper"), null));
