@@ -82,23 +82,7 @@ class HeartbeatIT {
   void everyEventArrivesWholeBetweenTheComments() throws Exception {
     RawMcp session = RawMcp.open(fleet.mcpUrl("chatty"), null);
     HttpResponse<String> response =
-        session.post(
-            JSON.writeValueAsString(
-                Map.of(
-                    "jsonrpc",
-                    "2.0",
-                    "id",
-                    5,
-                    "method",
-                    "tools/call",
-                    "params",
-                    Map.of(
-                        "name",
-                        "send_message",
-                        "arguments",
-                        Map.of("message", "go"),
-                        "_meta",
-                        Map.of("progressToken", "beat")))));
+        session.post(RawMcp.toolCall(5, "send_message", Map.of("message", "go"), "beat"));
     int comments = 0;
     List<JsonNode> events = new ArrayList<>();
     for (String block : response.body().split("\n\n")) {

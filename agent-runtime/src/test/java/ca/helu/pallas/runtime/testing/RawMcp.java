@@ -12,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
@@ -84,16 +85,23 @@ public final class RawMcp {
   /** A tools/call request with this id, as sent on the wire. */
   public static String toolCall(Object id, String tool, Map<String, Object> arguments)
       throws IOException {
+    return toolCall(id, tool, arguments, null);
+  }
+
+  /**
+   * The same, asking for progress under {@code progressToken} ({@code params._meta}) unless null.
+   */
+  public static String toolCall(
+      Object id, String tool, Map<String, Object> arguments, Object progressToken)
+      throws IOException {
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("name", tool);
+    params.put("arguments", arguments);
+    if (progressToken != null) {
+      params.put("_meta", Map.of("progressToken", progressToken));
+    }
     return JSON.writeValueAsString(
-        Map.of(
-            "jsonrpc",
-            "2.0",
-            "id",
-            id,
-            "method",
-            "tools/call",
-            "params",
-            Map.of("name", tool, "arguments", arguments)));
+        Map.of("jsonrpc", "2.0", "id", id, "method", "tools/call", "params", params));
   }
 
   /** POSTs a raw JSON-RPC message on this session without waiting for the answer. */

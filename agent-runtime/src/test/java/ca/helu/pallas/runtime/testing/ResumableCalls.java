@@ -2,7 +2,6 @@ package ca.helu.pallas.runtime.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -25,7 +24,6 @@ import java.util.function.Predicate;
  * connection, read event by event and left mid turn, and the GET that resumes it.
  */
 public final class ResumableCalls {
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   private ResumableCalls() {}
@@ -41,22 +39,8 @@ public final class ResumableCalls {
   public static List<Event> callAndLeave(
       int port, String session, int requestId, String message, String until) throws Exception {
     byte[] body =
-        JSON.writeValueAsBytes(
-            Map.of(
-                "jsonrpc",
-                "2.0",
-                "id",
-                requestId,
-                "method",
-                "tools/call",
-                "params",
-                Map.of(
-                    "name",
-                    "send_message",
-                    "arguments",
-                    Map.of("message", message),
-                    "_meta",
-                    Map.of("progressToken", "t"))));
+        RawMcp.toolCall(requestId, "send_message", Map.of("message", message), "t")
+            .getBytes(StandardCharsets.UTF_8);
     try (Socket socket = new Socket("127.0.0.1", port)) {
       socket.setSoTimeout(20_000);
       OutputStream out = socket.getOutputStream();
