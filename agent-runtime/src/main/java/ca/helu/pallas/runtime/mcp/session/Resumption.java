@@ -41,9 +41,16 @@ final class Resumption {
     streams.remove(stream);
   }
 
-  /** Runs a stream's request again on a resuming client's connection, after its kept events. */
+  /**
+   * Runs a stream's request again on a resuming client's connection, after its kept events ({@code
+   * sent}, all of them, which the client now has).
+   */
   interface Rerun {
-    void run(String stream, EventStore.Orphan orphan, SseConnection.Sink sink);
+    void run(
+        String stream,
+        EventStore.Orphan orphan,
+        List<EventStore.Event> sent,
+        SseConnection.Sink sink);
   }
 
   /**
@@ -117,14 +124,15 @@ final class Resumption {
           var orphan = events.adopt(agent, session, streamId);
           if (orphan.isPresent()) {
             // the events the client has not had yet go first, then the turn run again
-            for (EventStore.Event e :
-                events.after(agent, session, streamId, sent).orElse(List.of())) {
-              if (!write(sink, streamId, e)) {
+            List<EventStore.Event> all =
+                events.after(agent, session, streamId, 0).orElse(List.of());
+            for (EventStore.Event e : all) {
+              if (e.seq() > sent && !write(sink, streamId, e)) {
                 return;
               }
             }
             handedOver = true;
-            rerun.run(streamId, orphan.get(), sink);
+            rerun.run(streamId, orphan.get(), all, sink);
             return;
           }
         }

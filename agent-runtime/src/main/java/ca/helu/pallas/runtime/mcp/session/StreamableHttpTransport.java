@@ -464,6 +464,7 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       McpStreamableServerSession session,
       String streamId,
       EventStore.Orphan orphan,
+      List<EventStore.Event> sent,
       SseConnection.Sink sink,
       McpTransportContext transportContext) {
     McpSchema.JSONRPCRequest call;
@@ -474,8 +475,6 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       sink.complete();
       return;
     }
-    List<EventStore.Event> sent =
-        events.after(agent, session.getId(), streamId, 0).orElse(List.of());
     SseConnection connection =
         SseConnection.continuing(agent, session.getId(), streamId, events, json, sink, sent);
     LOG.info(
@@ -538,7 +537,8 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
             response,
             id,
             lastEventId,
-            (stream, orphan, sink) -> rerun(session, stream, orphan, sink, transportContext))) {
+            (stream, orphan, sent, sink) ->
+                rerun(session, stream, orphan, sent, sink, transportContext))) {
       return;
     }
     SseConnection.Sink sink = SseConnection.open(request, response);
