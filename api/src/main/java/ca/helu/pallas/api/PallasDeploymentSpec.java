@@ -105,7 +105,9 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription("Prometheus scraping.") MonitoringSpec monitoring,
     @JsonPropertyDescription(
             "The conversation store (Kubernetes): agents keep their histories in the database its"
-                + " Secret names. Default: each pod keeps them in memory.")
+                + " Secret names. Default: the operator's default store when it has one and this"
+                + " namespace holds its Secret (the chart's store.fleetDefault), else each pod's"
+                + " memory.")
         StoreSpec store,
     @JsonPropertyDescription(
             "Inbound authentication: every agent asks its callers for a bearer token, of an OIDC"

@@ -1,5 +1,6 @@
 package ca.helu.pallas.operator;
 
+import ca.helu.pallas.api.DeploymentValidator;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -31,6 +32,9 @@ import java.util.UUID;
  *     again (docs/status.md, "Verified"); zero: agents are not asked
  * @param tracing the standard OTEL_* variables, for the operator's traces of its reconciles
  *     (docs/observability.md, "The operator's traces"); none: not traced
+ * @param defaultStoreSecret the store Secret a fleet without {@code spec.store} keeps its
+ *     conversations in when its namespace holds a Secret of that name (docs/operator.md, "The
+ *     conversation store"), or null: such fleets keep them in memory
  */
 public record OperatorConfig(
     Set<String> watchNamespaces,
@@ -46,7 +50,8 @@ public record OperatorConfig(
     int httpPort,
     int drainSeconds,
     Duration verifyInterval,
-    Map<String, String> tracing) {
+    Map<String, String> tracing,
+    String defaultStoreSecret) {
 
   public static final String DEFAULT_RUNTIME_IMAGE = "pallas-agent-runtime:0.1.0";
 
@@ -80,7 +85,21 @@ public record OperatorConfig(
         verifyInterval(env),
         env.entrySet().stream()
             .filter(e -> e.getKey().startsWith("OTEL_"))
-            .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)));
+            .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)),
+        defaultStoreSecret(env));
+  }
+
+  /** PALLAS_DEFAULT_STORE_SECRET: a Secret's name, or unset (blank) for none. */
+  private static String defaultStoreSecret(Map<String, String> env) {
+    String name = "PALLAS_DEFAULT_STORE_SECRET";
+    String value = env.getOrDefault(name, "").trim();
+    if (value.isEmpty()) {
+      return null;
+    }
+    if (!value.matches(DeploymentValidator.SECRET_NAME_PATTERN) || value.length() > 253) {
+      throw new IllegalArgumentException(name + ": '" + value + "' is not a Secret's name");
+    }
+    return value;
   }
 
   /**

@@ -4,6 +4,7 @@ import ca.helu.pallas.api.DeploymentValidator;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentStatus;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.StoreSpec;
 import ca.helu.pallas.operator.dependent.AgentAutoscalersDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDeploymentsDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDisruptionBudgetsDependentResource;
@@ -123,7 +124,7 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
   public List<EventSource<?, PallasDeployment>> prepareEventSources(
       EventSourceContext<PallasDeployment> context) {
     List<EventSource<?, PallasDeployment>> sources = new ArrayList<>();
-    sources.add(ReferencedSecrets.eventSource(context));
+    sources.add(ReferencedSecrets.eventSource(context, config.defaultStoreSecret()));
     sources.add(ServiceMonitorCrd.eventSource(context));
     if (verifier != null) {
       sources.add(verifier.eventSource());
@@ -137,7 +138,8 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
     List<String> invalid = DeploymentValidator.validate(primary);
     RenderedFleet fleet =
         invalid.isEmpty()
-            ? FleetRenderer.render(primary, ReferencedSecrets.digests(primary, context))
+            ? FleetRenderer.render(
+                primary, ReferencedSecrets.digests(primary, context), config.defaultStoreSecret())
             : null;
     List<String> missing = fleet == null ? List.of() : fleet.missingSecrets();
     StartGate gate = null;
@@ -183,7 +185,8 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
             gate,
             ServiceMonitorCrd.wanted(primary),
             ServiceMonitorCrd.installed(context),
-            verifier == null ? null : verifier.observe(primary, agents));
+            verifier == null ? null : verifier.observe(primary, agents),
+            storeOf(primary, context));
     PallasDeploymentStatus next = StatusAggregator.aggregate(primary, observation, clock.instant());
     if (next.equals(primary.getStatus())) {
       return UpdateControl.noUpdate();
@@ -201,6 +204,19 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
             null);
     patch.setStatus(next);
     return UpdateControl.patchStatus(patch);
+  }
+
+  /** The Secret of the store the fleet's agents use, or null (in memory). */
+  private String storeOf(PallasDeployment primary, Context<PallasDeployment> context) {
+    if (primary.getSpec() == null) {
+      return null;
+    }
+    StoreSpec store =
+        FleetRenderer.storeOf(
+            primary.getSpec(),
+            ReferencedSecrets.digests(primary, context),
+            config.defaultStoreSecret());
+    return store == null ? null : store.secretName();
   }
 
   /** One Warning event when Ready turns to a problem (not on every reconcile). */

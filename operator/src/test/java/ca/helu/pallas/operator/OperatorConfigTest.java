@@ -26,6 +26,7 @@ class OperatorConfigTest {
     assertThat(c.drainSeconds()).isEqualTo(30);
     assertThat(c.resourceSelector()).isNull();
     assertThat(c.verifyInterval()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(c.defaultStoreSecret()).as("fleets without spec.store: memory").isNull();
   }
 
   @Test
@@ -52,6 +53,10 @@ class OperatorConfigTest {
     assertThat(c.resourceSelector()).isEqualTo("tier=canary");
     assertThat(c.imagePullSecrets()).containsExactly("regcred", "other");
     assertThat(c.verifyInterval()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(
+            OperatorConfig.fromEnvironment(Map.of("PALLAS_DEFAULT_STORE_SECRET", " pallas-store "))
+                .defaultStoreSecret())
+        .isEqualTo("pallas-store");
   }
 
   @Test
@@ -67,5 +72,8 @@ class OperatorConfigTest {
             () -> OperatorConfig.fromEnvironment(Map.of("PALLAS_VERIFY_INTERVAL_SECONDS", "900")))
         .hasMessage(
             "PALLAS_VERIFY_INTERVAL_SECONDS: 900 must be from 0 (agents are not asked) to 600");
+    assertThatThrownBy(
+            () -> OperatorConfig.fromEnvironment(Map.of("PALLAS_DEFAULT_STORE_SECRET", "My_Store")))
+        .hasMessage("PALLAS_DEFAULT_STORE_SECRET: 'My_Store' is not a Secret's name");
   }
 }

@@ -50,6 +50,16 @@ public final class FleetRenderer {
   private FleetRenderer() {}
 
   public static RenderedFleet render(PallasDeployment primary, SecretDigests digests) {
+    return render(primary, digests, null);
+  }
+
+  /**
+   * As {@link #render(PallasDeployment, SecretDigests)}, a fleet without {@code spec.store} keeping
+   * its conversations in the store of Secret {@code defaultStore} when its namespace holds one (the
+   * chart's {@code store.fleetDefault}, docs/operator.md, "The conversation store").
+   */
+  public static RenderedFleet render(
+      PallasDeployment primary, SecretDigests digests, String defaultStore) {
     String name = primary.getMetadata().getName();
     PallasDeploymentSpec spec = primary.getSpec();
     Map<String, String> inline = new TreeMap<>();
@@ -69,6 +79,7 @@ public final class FleetRenderer {
     }
 
     List<String> missing = new ArrayList<>();
+    StoreSpec store = storeOf(spec, digests, defaultStore);
     String inlineSecret = PallasNames.inlineSecret(name);
     AgentGraph graph = AgentGraph.of(rendered);
     Map<String, AgentPod> agents = new LinkedHashMap<>();
@@ -86,8 +97,14 @@ public final class FleetRenderer {
                 : digestOf(ref, r.field(), digests, missing);
         digest.ifPresent(d -> secretDigests.put(variable, d));
       }
-      if (rendered.store() != null) {
-        storeVariables(rendered.store(), digests, env, secretDigests, missing);
+      if (store != null) {
+        storeVariables(
+            store,
+            rendered.store() != null ? "spec.store.secretName" : "the operator's default store",
+            digests,
+            env,
+            secretDigests,
+            missing);
       }
       if (rendered.auth() != null && rendered.auth().staticTokens() != null) {
         staticTokens(rendered.auth().staticTokens(), digests, env, secretDigests, missing);
@@ -108,12 +125,25 @@ public final class FleetRenderer {
   }
 
   /**
+   * The store a fleet's agents keep their conversations in: {@code spec.store}, else the operator's
+   * default when the fleet's namespace holds its Secret, else none (each pod's memory).
+   */
+  public static StoreSpec storeOf(
+      PallasDeploymentSpec spec, SecretDigests digests, String defaultStore) {
+    if (spec.store() != null || defaultStore == null) {
+      return spec.store();
+    }
+    return digests.of(defaultStore).isPresent() ? new StoreSpec(defaultStore) : null;
+  }
+
+  /**
    * The conversation store's URL and credentials, each from its key of the store's Secret by {@code
    * secretKeyRef}, never by value (docs/operator.md, "The conversation store"); their digests roll
    * the pods when the Secret changes, since a pod reads its environment once.
    */
   private static void storeVariables(
       StoreSpec store,
+      String field,
       SecretDigests digests,
       Map<String, EnvVar> env,
       Map<String, String> secretDigests,
@@ -121,8 +151,7 @@ public final class FleetRenderer {
     StoreSpec.VARIABLES_BY_KEY.forEach((key, variable) -> {
       SecretKeyRef ref = new SecretKeyRef(store.secretName(), key);
       env.put(variable, fromSecret(variable, ref));
-      digestOf(ref, "spec.store.secretName", digests, missing)
-          .ifPresent(d -> secretDigests.put(variable, d));
+      digestOf(ref, field, digests, missing).ifPresent(d -> secretDigests.put(variable, d));
     });
   }
 

@@ -27,8 +27,9 @@ import java.util.stream.Stream;
  * The Secrets PallasDeployments reference (by {@code secretKeyRef}, the conversation store's {@code
  * spec.store.secretName} and the static tokens' {@code spec.auth.staticTokens.secretName}): watched
  * so that a rotated key rolls exactly the agents that use it, and so that a missing one is reported
- * (docs/operator.md). Helm's release Secrets, the largest kind and never referenced, are not
- * watched.
+ * (docs/operator.md). A fleet without {@code spec.store} also follows the operator's default store
+ * Secret, which it uses once its namespace holds one. Helm's release Secrets, the largest kind and
+ * never referenced, are not watched.
  */
 public final class ReferencedSecrets {
   public static final String NAME = "referenced-secrets";
@@ -36,16 +37,22 @@ public final class ReferencedSecrets {
 
   private ReferencedSecrets() {}
 
+  /**
+   * @param defaultStore the operator's default store Secret (OperatorConfig), or null
+   */
   public static InformerEventSource<Secret, PallasDeployment> eventSource(
-      EventSourceContext<PallasDeployment> context) {
+      EventSourceContext<PallasDeployment> context, String defaultStore) {
     context
         .getPrimaryCache()
         .addIndexer(
             INDEX,
-            d ->
-                namesOf(d.getSpec()).stream()
-                    .map(name -> key(d.getMetadata().getNamespace(), name))
-                    .toList());
+            d -> {
+              Set<String> names = new TreeSet<>(namesOf(d.getSpec()));
+              if (defaultStore != null && d.getSpec() != null && d.getSpec().store() == null) {
+                names.add(defaultStore);
+              }
+              return names.stream().map(name -> key(d.getMetadata().getNamespace(), name)).toList();
+            });
     var config =
         InformerEventSourceConfiguration.from(Secret.class, PallasDeployment.class)
             .withName(NAME)

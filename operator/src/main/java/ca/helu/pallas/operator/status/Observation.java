@@ -17,6 +17,7 @@ import java.util.Map;
  * @param serviceMonitorWanted the spec asks for a ServiceMonitor
  * @param serviceMonitorCrdInstalled the ServiceMonitor CRD exists
  * @param verifications each agent's MCP handshake by agent name, or null when agents are not asked
+ * @param store the Secret of the store the agents keep their conversations in, or null: memory
  */
 public record Observation(
     List<String> invalid,
@@ -27,4 +28,5 @@ public record Observation(
     StartGate gate,
     boolean serviceMonitorWanted,
     boolean serviceMonitorCrdInstalled,
-    Map<String, Verification> verifications) {}
+    Map<String, Verification> verifications,
+    String store) {}

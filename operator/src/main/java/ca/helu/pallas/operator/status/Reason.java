@@ -47,5 +47,9 @@ public enum Reason {
   /** CallersAuthenticated=True: every agent asks for one of the static tokens of a Secret. */
   StaticTokens,
   /** CallersAuthenticated=False: anyone who reaches an agent's port may call it. */
-  NoInboundAuth
+  NoInboundAuth,
+  /** ConversationsDurable=True: the agents keep conversations in a store's PostgreSQL. */
+  StoreConfigured,
+  /** ConversationsDurable=False: each agent pod keeps its conversations in memory. */
+  InMemory
 }

@@ -3,6 +3,7 @@ package ca.helu.pallas.operator.status;
 import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasDeploymentStatus;
 import ca.helu.pallas.api.PallasDeploymentStatus.AgentStatus;
 import ca.helu.pallas.api.PallasDeploymentStatus.ServerInfo;
@@ -31,6 +32,7 @@ public final class StatusAggregator {
   public static final String DEGRADED = "Degraded";
   public static final String VERIFIED = "Verified";
   public static final String CALLERS_AUTHENTICATED = "CallersAuthenticated";
+  public static final String CONVERSATIONS_DURABLE = "ConversationsDurable";
 
   private StatusAggregator() {}
 
@@ -170,12 +172,37 @@ public final class StatusAggregator {
     conditions.add(
         callersAuthenticated(primary.getSpec().auth())
             .toCondition(CALLERS_AUTHENTICATED, generation, previous, time));
+    conditions.add(
+        conversationsDurable(primary.getSpec(), o.store())
+            .toCondition(CONVERSATIONS_DURABLE, generation, previous, time));
     return new PallasDeploymentStatus(
         generation,
         conditions,
         PallasNames.registryUrl(primary),
         ready + "/" + agents.size(),
         agentStatus);
+  }
+
+  /**
+   * Where the agents keep their conversations (docs/operator.md, "The conversation store"): in
+   * memory a restart, a rollout or another replica loses them (issue 17).
+   */
+  static Cond conversationsDurable(PallasDeploymentSpec spec, String store) {
+    if (store == null) {
+      return new Cond(
+          false,
+          Reason.InMemory,
+          "each agent pod keeps its conversations in memory: a restart, a rollout or another"
+              + " replica loses them; set spec.store, or install the chart with"
+              + " store.fleetDefault");
+    }
+    return new Cond(
+        true,
+        Reason.StoreConfigured,
+        "the agents keep their conversations in the PostgreSQL of Secret '"
+            + store
+            + "'"
+            + (spec.store() == null ? " (the operator's default store)" : ""));
   }
 
   /**

@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -43,6 +44,7 @@ class ChartIT {
         "leaderElection.enabled=false,replicaCount=1,logLevel=DEBUG",
         "store.postgresql.enabled=true,store.fleetNamespaces={ai,research}",
         "store.postgresql.enabled=true,store.existingSecret=my-store",
+        "store.postgresql.enabled=true,store.fleetDefault=true,store.fleetNamespaces={default}",
         "nameOverride=agents-operator,podLabels.team=ml,podAnnotations.owner=ml",
         "fullnameOverride=ops,priorityClassName=system-cluster-critical,nodeSelector.pool=ops"
       })
@@ -312,6 +314,40 @@ class ChartIT {
     assertThat(chart.ofKind("Secret")).isEmpty();
   }
 
+  /**
+   * README's quick start (examples/quickstart/values.yaml): the chart's PostgreSQL, its Secret in
+   * the fleets' namespace, and the operator told to keep every fleet without spec.store there; the
+   * chart's own defaults tell it nothing (fleets keep conversations in memory).
+   */
+  @Test
+  void theQuickStartValuesMakeTheChartsStoreEveryFleetsDefault() throws Exception {
+    Rendered chart = Helm.template("-f", "../examples/quickstart/values.yaml");
+    assertThat(chart.ofKind("StatefulSet")).hasSize(1);
+    assertThat(chart.ofKind("Secret"))
+        .extracting(x -> x.at("/metadata/namespace").asText())
+        .containsExactlyInAnyOrder(Helm.NAMESPACE, "default");
+    assertThat(operatorEnv(chart).get("PALLAS_DEFAULT_STORE_SECRET")).isEqualTo("pallas-store");
+    assertThat(
+            operatorEnv(
+                    Helm.template(
+                        "-f",
+                        "../examples/quickstart/values.yaml",
+                        "--set",
+                        "store.existingSecret=my-store"))
+                .get("PALLAS_DEFAULT_STORE_SECRET"))
+        .isEqualTo("my-store");
+    assertThat(operatorEnv(Helm.template())).doesNotContainKey("PALLAS_DEFAULT_STORE_SECRET");
+  }
+
+  private static Map<String, String> operatorEnv(Rendered chart) {
+    Map<String, String> env = new TreeMap<>();
+    for (JsonNode e :
+        chart.get("Deployment", FULLNAME).at("/spec/template/spec/containers/0/env")) {
+      env.put(e.get("name").asText(), e.path("value").asText(null));
+    }
+    return env;
+  }
+
   /** docs/install.md, "A durable fleet": the values in examples/durable/. */
   @Test
   void theDurableValuesRunAPostgresqlWithItsSecretInEveryFleetNamespace() throws Exception {
@@ -518,7 +554,7 @@ class ChartIT {
 
   /** apiGroup/resource -> verbs of a (Cluster)Role. */
   static Map<String, Set<String>> rules(JsonNode role) {
-    Map<String, Set<String>> out = new java.util.TreeMap<>();
+    Map<String, Set<String>> out = new TreeMap<>();
     for (JsonNode rule : role.get("rules")) {
       for (JsonNode group : rule.get("apiGroups")) {
         for (JsonNode resource : rule.get("resources")) {
@@ -539,7 +575,7 @@ class ChartIT {
   }
 
   private static Map<String, String> env(JsonNode container) {
-    Map<String, String> env = new java.util.TreeMap<>();
+    Map<String, String> env = new TreeMap<>();
     container.get("env").forEach(e -> env.put(e.get("name").asText(), e.path("value").asText()));
     return env;
   }

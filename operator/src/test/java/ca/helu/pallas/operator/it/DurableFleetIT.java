@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.Readme;
-import ca.helu.pallas.operator.testing.ToolImages;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -55,8 +54,6 @@ class DurableFleetIT {
   static void up() throws Exception {
     dir = Files.createTempDirectory("pallas-cluster");
     cluster = NodeCluster.up(dir);
-    Map<String, ToolImages.Image> images = ToolImages.build(cluster, dir.resolve("images"));
-    cluster.load(List.of(images.get("pallas-postgres").tarball()));
     // the clients' Python and its MCP SDK (e2e/setup.sh, cached)
     cluster.sh("e2e/setup.sh", LONG).ok();
   }
@@ -80,39 +77,8 @@ class DurableFleetIT {
         .as("README's and install.md's commands")
         .isEqualTo(
             Readme.block(NodeCluster.ROOT.resolve("docs/install.md"), "### A durable fleet"));
-    // a node without a volume provisioner: the claim binds to a PersistentVolume of no class
-    Path data = Files.createDirectory(dir.resolve("postgresql-data"));
-    cluster.sh("chown 999:999 '" + data + "' && chmod 700 '" + data + "'", LONG).ok();
-    Path volume = dir.resolve("volume.yaml");
-    Files.writeString(
-        volume,
-        """
-        apiVersion: v1
-        kind: PersistentVolume
-        metadata:
-          name: pallas-postgresql-data
-        spec:
-          capacity:
-            storage: 8Gi
-          accessModes: [ReadWriteOnce]
-          persistentVolumeReclaimPolicy: Retain
-          hostPath:
-            path: %s
-            type: Directory
-        """
-            .formatted(data));
-    cluster.kubectl("apply", "-f", volume.toString());
-
     long start = System.nanoTime();
-    cluster
-        .sh(
-            commands.get(0)
-                + " --set store.postgresql.image.repository=pallas-postgres"
-                + ",store.postgresql.image.tag=test,store.postgresql.image.pullPolicy=Never",
-            LONG)
-        .ok();
-    cluster.awaitRollout("statefulset/pallas-pallas-operator-postgresql");
-    cluster.awaitRollout("deployment/pallas-pallas-operator");
+    cluster.installWithPostgresql(commands.get(0));
     System.out.printf("helm install to PostgreSQL and operator ready %.1f s%n", seconds(start));
 
     start = System.nanoTime();

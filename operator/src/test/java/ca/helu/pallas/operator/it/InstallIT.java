@@ -11,16 +11,27 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.Readme;
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.PostgresServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -33,6 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * that README's {@code kubectl port-forward} would open.
  */
 class InstallIT {
+  @RegisterExtension static final PostgresServer POSTGRES = new PostgresServer();
 
   @Test
   void readmeClusterInstallWorksCommandByCommand(@TempDir Path dir) throws Exception {
@@ -75,6 +87,27 @@ class InstallIT {
                   .getMetadata()
                   .getAnnotations())
           .containsEntry("helm.sh/resource-policy", "keep");
+
+      // the quick start's values: the chart's PostgreSQL, its Secret in the fleet's namespace; with
+      // no kubelet here the database the StatefulSet would run is a local one, named in the Secret
+      Secret store = admin.secrets().inNamespace("default").withName("pallas-store").get();
+      assertThat(decoded(store, "url"))
+          .isEqualTo(
+              "jdbc:postgresql://pallas-pallas-operator-postgresql.pallas-system.svc:5432/pallas");
+      String database = POSTGRES.newDatabase();
+      admin
+          .secrets()
+          .inNamespace("default")
+          .withName("pallas-store")
+          .edit(secret -> {
+            secret.setData(null);
+            secret.setStringData(
+                Map.of(
+                    "url", database,
+                    "username", PostgresServer.USER,
+                    "password", PostgresServer.PASSWORD));
+            return secret;
+          });
 
       assertThat(run(commands.get(1), kubeconfig))
           .contains("pallasdeployment.pallas.helu.ca/quickstart created");
@@ -122,6 +155,22 @@ class InstallIT {
         assertThat(operator.forbidden).isEmpty();
         assertThat(admin.resource(d).get().getStatus().registryUrl()).isEqualTo(url);
 
+        // the quick start keeps its conversations in the chart's store: each agent process
+        // registers itself there (docs/runtime.md, "Sessions")
+        assertThat(
+                admin.resource(d).get().getStatus().conditions().stream()
+                    .filter(c -> c.getType().equals("ConversationsDurable"))
+                    .findFirst()
+                    .orElseThrow()
+                    .getMessage())
+            .isEqualTo(
+                "the agents keep their conversations in the PostgreSQL of Secret 'pallas-store'"
+                    + " (the operator's default store)");
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .ignoreExceptions()
+            .until(() -> replicas(database), n -> n == 2);
+
         // README's curl, once the registry answers where port-forward would listen
         await()
             .atMost(Duration.ofSeconds(90))
@@ -143,6 +192,22 @@ class InstallIT {
     } finally {
       pods.forEach(LocalPod::close);
       cluster.stop();
+    }
+  }
+
+  private static String decoded(Secret secret, String key) {
+    return new String(
+        Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8);
+  }
+
+  /** Agent processes alive in the store's database (its table pallas_replica). */
+  private static int replicas(String url) throws SQLException {
+    try (Connection c =
+            DriverManager.getConnection(url, PostgresServer.USER, PostgresServer.PASSWORD);
+        Statement s = c.createStatement();
+        ResultSet r = s.executeQuery("SELECT count(*) FROM pallas_replica")) {
+      r.next();
+      return r.getInt(1);
     }
   }
 

@@ -29,6 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -121,6 +122,16 @@ class RealClusterIT {
             cluster.kubectl(
                 "get", "pallas", "quickstart", "-o", "jsonpath={.status.agents[*].tools}"))
         .contains("send_message");
+
+    // the quick start's values: the chart's PostgreSQL keeps the fleet's conversations
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "pallas",
+                "quickstart",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"ConversationsDurable\")].status}"))
+        .isEqualTo("True");
 
     String registryUrl = "http://quickstart-registry.default.svc:24200/.well-known/mcp/server.json";
     assertThat(cluster.kubectl("get", "pallas"))
@@ -272,6 +283,13 @@ class RealClusterIT {
     String coordinatorIp =
         cluster.kubectl(
             "get", "service", "quickstart-coordinator", "-o", "jsonpath={.spec.clusterIP}");
+    String helperIp =
+        cluster.kubectl("get", "service", "quickstart-helper", "-o", "jsonpath={.spec.clusterIP}");
+    String said = "kept through two kills " + UUID.randomUUID();
+    try (McpSyncClient helper = mcpClient("http://" + helperIp + ":24201")) {
+      helper.initialize();
+      helper.callTool(new McpSchema.CallToolRequest("send_message", Map.of("message", said)));
+    }
     try (McpSyncClient coordinator = mcpClient("http://" + coordinatorIp + ":24202")) {
       coordinator.initialize();
       assertThat(health(coordinator)).contains("\"status\":\"ok\"");
@@ -294,6 +312,19 @@ class RealClusterIT {
       await()
           .atMost(Duration.ofMinutes(1))
           .untilAsserted(() -> assertThat(health(coordinator)).contains("\"status\":\"ok\""));
+    }
+    // the shared helper's conversation outlived its killed containers: it is in the chart's
+    // PostgreSQL (README's quick start values), not in the memory of a process that is gone
+    try (McpSyncClient helper = mcpClient("http://" + helperIp + ":24201")) {
+      helper.initialize();
+      assertThat(
+              helper
+                  .getPrompt(new McpSchema.GetPromptRequest("helper_history", Map.of()))
+                  .messages()
+                  .stream()
+                  .map(m -> ((McpSchema.TextContent) m.content()).text())
+                  .toList())
+          .contains(said);
     }
   }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.PallasDeployment;
-import ca.helu.pallas.operator.OperatorConfig;
 import ca.helu.pallas.operator.PallasOperator;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
@@ -30,18 +29,12 @@ class ReconcileTracingIT {
   @Test
   void eachReconcileIsASpanNamingTheFleet() throws Exception {
     try (PallasOperator operator =
-        new PallasOperator(
-                K8S,
-                OperatorConfig.fromEnvironment(
-                    Map.of(
-                        "PALLAS_RUNTIME_IMAGE", TestOperator.IMAGE,
-                        "PALLAS_HTTP_PORT", "0",
-                        "PALLAS_VERIFY_INTERVAL_SECONDS", "0",
-                        "PALLAS_RESOURCE_SELECTOR", TestOperator.OTHER_OPERATOR + "=" + SELECTED,
-                        "OTEL_EXPORTER_OTLP_ENDPOINT", JAEGER.otlpEndpoint(),
-                        "OTEL_SERVICE_NAME", "pallas-operator-traced",
-                        "OTEL_BSP_SCHEDULE_DELAY", "100")))
-            .start()) {
+        TestOperator.selecting(
+            SELECTED,
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT", JAEGER.otlpEndpoint(),
+                "OTEL_SERVICE_NAME", "pallas-operator-traced",
+                "OTEL_BSP_SCHEDULE_DELAY", "100"))) {
       String ns = KubeCluster.shared().namespace("traced");
       PallasDeployment parsed =
           Fixtures.parse("reconciled", ns, "  defaultModel: passthrough\n  agents: [{name: a}]\n");

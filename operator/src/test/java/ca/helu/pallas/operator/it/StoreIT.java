@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.PallasOperator;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
@@ -16,6 +17,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -105,5 +107,78 @@ class StoreIT {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> !configHash(d, "a").equals(a) && !configHash(d, "b").equals(b));
+  }
+
+  /**
+   * The chart's {@code store.fleetDefault} (PALLAS_DEFAULT_STORE_SECRET): a fleet without
+   * spec.store keeps its conversations in memory until its namespace holds the default Secret, then
+   * its agents roll onto that store, by reference; a fleet naming its own store keeps it. The
+   * condition ConversationsDurable says which.
+   */
+  @Test
+  void aFleetWithoutAStoreTakesTheOperatorsDefaultOnceItsSecretExists() throws Exception {
+    String selected = "store-default";
+    try (PallasOperator operator =
+        TestOperator.selecting(selected, Map.of("PALLAS_DEFAULT_STORE_SECRET", "pallas-store"))) {
+      String ns = KubeCluster.shared().namespace("store-default");
+      PallasDeployment parsed =
+          Fixtures.parse("quick", ns, "  defaultModel: passthrough\n  agents: [{name: a}]\n");
+      parsed.getMetadata().setLabels(Map.of(TestOperator.OTHER_OPERATOR, selected));
+      PallasDeployment d = K8S.resource(parsed).create();
+
+      var inMemory = awaitCondition(d, "ConversationsDurable", "InMemory");
+      assertThat(inMemory.getStatus()).isEqualTo("False");
+      assertThat(inMemory.getMessage()).contains("in memory", "store.fleetDefault");
+      await().atMost(Duration.ofSeconds(30)).until(() -> agentDeployment(d, "a") != null);
+      assertThat(storeVariable(d, "a")).as("in memory: no store").isEmpty();
+
+      Fixtures.secret(
+          ns,
+          "pallas-store",
+          Map.of(
+              "url",
+              "jdbc:postgresql://pg:5432/pallas",
+              "username",
+              "pallas",
+              "password",
+              PASSWORD));
+      var durable = awaitCondition(d, "ConversationsDurable", "StoreConfigured");
+      assertThat(durable.getStatus()).isEqualTo("True");
+      assertThat(durable.getMessage())
+          .isEqualTo(
+              "the agents keep their conversations in the PostgreSQL of Secret 'pallas-store'"
+                  + " (the operator's default store)");
+      await().atMost(Duration.ofSeconds(30)).until(() -> storeVariable(d, "a").isPresent());
+      assertThat(storeVariable(d, "a").orElseThrow().getValueFrom().getSecretKeyRef().getName())
+          .isEqualTo("pallas-store");
+
+      // a fleet naming its own store keeps it, and names it without "default"
+      PallasDeployment own =
+          Fixtures.parse(
+              "own",
+              ns,
+              "  defaultModel: passthrough\n  store: {secretName: other-store}\n"
+                  + "  agents: [{name: a}]\n");
+      own.getMetadata().setLabels(Map.of(TestOperator.OTHER_OPERATOR, selected));
+      Fixtures.secret(
+          ns,
+          "other-store",
+          Map.of("url", "jdbc:postgresql://pg:5432/other", "username", "o", "password", "p"));
+      PallasDeployment o = K8S.resource(own).create();
+      assertThat(awaitCondition(o, "ConversationsDurable", "StoreConfigured").getMessage())
+          .endsWith("Secret 'other-store'");
+      await().atMost(Duration.ofSeconds(30)).until(() -> storeVariable(o, "a").isPresent());
+      assertThat(storeVariable(o, "a").orElseThrow().getValueFrom().getSecretKeyRef().getName())
+          .isEqualTo("other-store");
+    }
+  }
+
+  private static Optional<EnvVar> storeVariable(PallasDeployment d, String agent) {
+    var deployment = agentDeployment(d, agent);
+    return deployment == null
+        ? Optional.empty()
+        : deployment.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv().stream()
+            .filter(e -> e.getName().equals("PALLAS_STORE_URL"))
+            .findFirst();
   }
 }

@@ -56,7 +56,8 @@ class StatusAggregatorTest {
 
   static Observation observation(
       Map<String, Deployment> agents, Deployment registry, StartGate gate) {
-    return new Observation(List.of(), List.of(), null, agents, registry, gate, false, false, null);
+    return new Observation(
+        List.of(), List.of(), null, agents, registry, gate, false, false, null, null);
   }
 
   static Condition condition(PallasDeploymentStatus s, String type) {
@@ -141,6 +142,7 @@ class StatusAggregatorTest {
                 null,
                 false,
                 false,
+                null,
                 null),
             T0);
     for (String type : List.of("Ready", "Progressing", "Degraded")) {
@@ -159,6 +161,7 @@ class StatusAggregatorTest {
                 null,
                 false,
                 false,
+                null,
                 null),
             T0);
     assertThat(condition(s, "Ready").getReason()).isEqualTo("SecretMissing");
@@ -179,6 +182,7 @@ class StatusAggregatorTest {
                 new StartGate(Set.of("a", "b"), Map.of()),
                 true,
                 false,
+                null,
                 null),
             T0);
     assertThat(condition(s, "Ready").getStatus()).isEqualTo("True");
@@ -243,7 +247,8 @@ class StatusAggregatorTest {
         new StartGate(Set.of("a", "b"), Map.of()),
         false,
         false,
-        verifications);
+        verifications,
+        null);
   }
 
   /** Each agent's handshake is in its status; the fleet is Verified when every agent answered. */

@@ -110,7 +110,47 @@ public final class NodeCluster {
    * Deployment rolled out; returns helm's output.
    */
   public String installFromReadme() throws Exception {
-    String helm = sh(Readme.block("## Run it on a cluster").get(0), Duration.ofMinutes(6)).ok();
+    return installWithPostgresql(Readme.block("## Run it on a cluster").get(0));
+  }
+
+  /**
+   * A {@code helm install} of the chart with its PostgreSQL (examples/quickstart/values.yaml,
+   * examples/durable/values.yaml) on this node, which has no registry and no volume provisioner
+   * (docs/install.md, "A durable fleet"): the image {@code pallas-postgres:test}
+   * (e2e/cluster/tool-images.py) loaded and named by {@code --set}, and a hostPath PersistentVolume
+   * of no class for the database's claim. Returns once PostgreSQL and the operator are ready.
+   */
+  public String installWithPostgresql(String helmInstall) throws Exception {
+    load(List.of(ToolImages.build(this, dir.resolve("images")).get("pallas-postgres").tarball()));
+    Path data = Files.createDirectories(dir.resolve("postgresql-data"));
+    sh("chown 999:999 '" + data + "' && chmod 700 '" + data + "'", Duration.ofMinutes(1)).ok();
+    Path volume = dir.resolve("postgresql-volume.yaml");
+    Files.writeString(
+        volume,
+        """
+        apiVersion: v1
+        kind: PersistentVolume
+        metadata:
+          name: pallas-postgresql-data
+        spec:
+          capacity:
+            storage: 8Gi
+          accessModes: [ReadWriteOnce]
+          persistentVolumeReclaimPolicy: Retain
+          hostPath:
+            path: %s
+            type: Directory
+        """
+            .formatted(data));
+    kubectl("apply", "-f", volume.toString());
+    String helm =
+        sh(
+                helmInstall
+                    + " --set store.postgresql.image.repository=pallas-postgres"
+                    + ",store.postgresql.image.tag=test,store.postgresql.image.pullPolicy=Never",
+                Duration.ofMinutes(6))
+            .ok();
+    awaitRollout("statefulset/pallas-pallas-operator-postgresql");
     awaitRollout("deployment/pallas-pallas-operator");
     return helm;
   }

@@ -3,6 +3,7 @@ package ca.helu.pallas.operator.testing;
 import ca.helu.pallas.operator.OperatorConfig;
 import ca.helu.pallas.operator.PallasOperator;
 import java.io.IOException;
+import java.util.HashMap;
 import java.util.Map;
 
 /** The operator, in this JVM, against {@link KubeCluster}; one for every test that needs it. */
@@ -25,6 +26,21 @@ public final class TestOperator {
   private static PallasOperator shared;
 
   private TestOperator() {}
+
+  /**
+   * Another operator in this JVM, started, for PallasDeployments labelled {@link #OTHER_OPERATOR}
+   * {@code = selected} (which the shared one leaves alone), configured by {@code env} besides.
+   */
+  public static PallasOperator selecting(String selected, Map<String, String> env)
+      throws IOException {
+    Map<String, String> all = new HashMap<>(env);
+    all.put("PALLAS_RUNTIME_IMAGE", IMAGE);
+    all.put("PALLAS_HTTP_PORT", "0");
+    all.put("PALLAS_VERIFY_INTERVAL_SECONDS", "0");
+    all.put("PALLAS_RESOURCE_SELECTOR", OTHER_OPERATOR + "=" + selected);
+    return new PallasOperator(KubeCluster.shared().client(), OperatorConfig.fromEnvironment(all))
+        .start();
+  }
 
   public static synchronized PallasOperator shared() {
     if (shared == null) {
