@@ -30,6 +30,12 @@ public record TracingSpec(
         @Max(1)
         Double samplingRatio,
     @JsonPropertyDescription(
+            "Share of get_health calls traced, 0 to 1, sampled apart from the other calls (a"
+                + " client polling health would fill the traces). Default 0: none.")
+        @Min(0)
+        @Max(1)
+        Double healthSamplingRatio,
+    @JsonPropertyDescription(
             "A Secret key holding the export's headers as name=value,name2=value2 (values"
                 + " URL-encoded), e.g. a collector's token.")
         SecretValue.SecretKeyRef headers) {}

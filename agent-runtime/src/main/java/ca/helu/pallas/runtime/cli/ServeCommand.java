@@ -283,7 +283,8 @@ final class ServeCommand implements Command {
         EdgeLimits.mib(limits.maxBodyBytesHeld()),
         limits.maxConcurrentRequests(),
         limits.maxHistoryChars());
-    PallasMetrics metrics = new PallasMetrics();
+    // with tracing on, latencies carry the trace they were observed in (docs/observability.md)
+    PallasMetrics metrics = new PallasMetrics(Tracing.configured(env));
     HistoryStore histories =
         storeConfig == null
             ? new MemoryHistoryStore()

@@ -26,7 +26,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * One Undertow listener: exact paths answered by plain handlers (metrics, probes, registry) and,
@@ -167,15 +167,24 @@ public final class HttpHost implements AutoCloseable {
     };
   }
 
-  /** Prometheus text of {@code scrape}. */
-  public static HttpHandler metrics(Supplier<String> scrape, String contentType) {
+  /**
+   * GET: the metrics {@code scrape} writes in the content type {@code contentTypeFor} picks for the
+   * request's {@code Accept} header.
+   */
+  public static HttpHandler metrics(
+      UnaryOperator<String> contentTypeFor, UnaryOperator<String> scrape) {
     return getOnly(exchange -> {
+      String contentType = contentTypeFor.apply(exchange.getRequestHeaders().getFirst("Accept"));
       if (exchange.isInIoThread()) {
-        exchange.dispatch(
-            () -> send(exchange, 200, contentType, scrape.get().getBytes(StandardCharsets.UTF_8)));
+        exchange.dispatch(() ->
+            send(
+                exchange,
+                200,
+                contentType,
+                scrape.apply(contentType).getBytes(StandardCharsets.UTF_8)));
         return;
       }
-      send(exchange, 200, contentType, scrape.get().getBytes(StandardCharsets.UTF_8));
+      send(exchange, 200, contentType, scrape.apply(contentType).getBytes(StandardCharsets.UTF_8));
     });
   }
 

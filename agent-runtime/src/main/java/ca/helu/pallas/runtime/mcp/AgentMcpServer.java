@@ -221,7 +221,10 @@ public final class AgentMcpServer implements AutoCloseable {
     List<McpServerFeatures.AsyncToolSpecification> tools = new ArrayList<>();
     tools.add(tool(sendMessage, turnHandler::handle));
     tools.add(tool(agentTool, turnHandler::handle));
-    tools.add(tool(getHealth, (exchange, request) -> Mono.fromSupplier(this::getHealth)));
+    tools.add(
+        tool(
+            getHealth,
+            (exchange, request) -> turnHandler.inSpan(exchange, request, this::getHealth)));
     AgentResources resources =
         new AgentResources(
             card,

@@ -32,6 +32,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -189,6 +190,26 @@ final class TurnHandler {
     if (!call.attach()) {
       return Optional.empty();
     }
+    Span span = serverSpan(exchange, request);
+    try (Scope current = span.makeCurrent()) {
+      Optional<McpSchema.CallToolResult> answer = runInSpan(exchange, request, call, admission);
+      if (answer.isEmpty()) {
+        span.setAttribute("error.type", "cancelled");
+      } else if (Boolean.TRUE.equals(answer.get().isError())) {
+        span.setAttribute("error.type", "tool_error");
+        span.setStatus(StatusCode.ERROR);
+      }
+      return answer;
+    } finally {
+      span.end();
+    }
+  }
+
+  /**
+   * A call's server span after the MCP semantic conventions, child of the caller's trace context
+   * (docs/observability.md, "Spans"); get_health's is sampled apart (tracing.HealthApartSampler).
+   */
+  private Span serverSpan(McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
     Span span =
         tracer
             .spanBuilder("tools/call " + request.name())
@@ -202,18 +223,22 @@ final class TurnHandler {
     if (caller != null) { // with inbound authentication: who calls (docs/observability.md, "Spans")
       span.setAttribute("enduser.id", caller.name());
     }
-    try (Scope current = span.makeCurrent()) {
-      Optional<McpSchema.CallToolResult> answer = runInSpan(exchange, request, call, admission);
-      if (answer.isEmpty()) {
-        span.setAttribute("error.type", "cancelled");
-      } else if (Boolean.TRUE.equals(answer.get().isError())) {
-        span.setAttribute("error.type", "tool_error");
-        span.setStatus(StatusCode.ERROR);
+    return span;
+  }
+
+  /** A call answered at once by {@code answer} (get_health), in its server span. */
+  Mono<McpSchema.CallToolResult> inSpan(
+      McpAsyncServerExchange exchange,
+      McpSchema.CallToolRequest request,
+      Supplier<McpSchema.CallToolResult> answer) {
+    return Mono.fromSupplier(() -> {
+      Span span = serverSpan(exchange, request);
+      try (Scope current = span.makeCurrent()) {
+        return answer.get();
+      } finally {
+        span.end();
       }
-      return answer;
-    } finally {
-      span.end();
-    }
+    });
   }
 
   /** The trace context the caller sent, in {@code params._meta} or in HTTP headers. */

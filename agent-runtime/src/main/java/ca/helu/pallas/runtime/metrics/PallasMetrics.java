@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.metrics;
 
+import io.micrometer.core.instrument.Clock;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Tags;
@@ -13,6 +14,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +30,10 @@ import java.util.function.LongSupplier;
 public final class PallasMetrics {
   /** Prometheus text exposition content type. */
   public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+  /** OpenMetrics, the only exposition that carries exemplars (docs/observability.md). */
+  public static final String OPENMETRICS_CONTENT_TYPE =
+      "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
   private static final Duration[] CALL_BUCKETS = {
     Duration.ofMillis(5),
@@ -51,7 +57,22 @@ public final class PallasMetrics {
   private final Map<String, AtomicLong> gauges = new ConcurrentHashMap<>();
 
   public PallasMetrics() {
-    registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this(false);
+  }
+
+  /**
+   * @param exemplars whether latencies carry the trace they were observed in as exemplars (with
+   *     tracing on: docs/observability.md, "Exemplars")
+   */
+  public PallasMetrics(boolean exemplars) {
+    registry =
+        exemplars
+            ? new PrometheusMeterRegistry(
+                PrometheusConfig.DEFAULT,
+                new PrometheusRegistry(),
+                Clock.SYSTEM,
+                new TraceExemplars())
+            : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     gauge("pallas.up", "1 while the Pallas process is running", Tags.empty()).set(1000);
   }
 
@@ -311,6 +332,24 @@ public final class PallasMetrics {
   /** The Prometheus text exposition of every metric. */
   public String scrape() {
     return registry.scrape();
+  }
+
+  /**
+   * Every metric in {@code contentType}: {@link #CONTENT_TYPE} or {@link
+   * #OPENMETRICS_CONTENT_TYPE}.
+   */
+  public String scrape(String contentType) {
+    return registry.scrape(contentType);
+  }
+
+  /**
+   * The exposition a scraper asks for in its {@code Accept} header: OpenMetrics when it names it
+   * (as Prometheus does), else the Prometheus text format.
+   */
+  public static String contentType(String accept) {
+    return accept != null && accept.contains("application/openmetrics-text")
+        ? OPENMETRICS_CONTENT_TYPE
+        : CONTENT_TYPE;
   }
 
   /** Gauges hold thousandths so that 0.5 is exact. */

@@ -31,7 +31,7 @@ public final class RegistryServer implements AutoCloseable {
         HttpHost.builder(bindAddress, port)
             .exact(RegistryHandler.PATH, documents.handler())
             .prefix(RegistryApi.PREFIX, api)
-            .exact("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
+            .exact("/metrics", HttpHost.metrics(PallasMetrics::contentType, metrics::scrape))
             .exact("/livez", HttpHost.probe(() -> true))
             .exact("/readyz", HttpHost.probe(() -> true))
             .build();

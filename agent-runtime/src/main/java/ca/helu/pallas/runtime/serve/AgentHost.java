@@ -68,7 +68,7 @@ public final class AgentHost implements AutoCloseable {
             .calls(mcp.calls())
             .servlet("/mcp", mcp.servlet())
             // a scrape during a flood shows it (pallas_http_connections at the cap)
-            .health("/metrics", HttpHost.metrics(metrics::scrape, PallasMetrics.CONTENT_TYPE))
+            .health("/metrics", HttpHost.metrics(PallasMetrics::contentType, metrics::scrape))
             .health("/livez", livez)
             .health("/readyz", readyz)
             .build();

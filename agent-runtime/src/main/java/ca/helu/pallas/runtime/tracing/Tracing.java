@@ -17,7 +17,6 @@ import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporterBuilder;
 import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
-import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -39,6 +38,9 @@ public final class Tracing implements AutoCloseable {
   public static final Tracing OFF = new Tracing(null, OpenTelemetry.noop().getTracer("pallas"));
 
   static final String SCOPE = "ca.helu.pallas.runtime";
+
+  /** The share of get_health calls traced, 0 to 1, default 0 (docs/configuration.md, "Tracing"). */
+  public static final String HEALTH_RATIO = "PALLAS_TRACES_HEALTH_RATIO";
 
   private static final TextMapGetter<Map<String, String>> FROM_MAP =
       new TextMapGetter<>() {
@@ -78,6 +80,9 @@ public final class Tracing implements AutoCloseable {
     if (spec.samplingRatio() != null) {
       defaults.put("OTEL_TRACES_SAMPLER_ARG", String.valueOf(spec.samplingRatio()));
     }
+    if (spec.healthSamplingRatio() != null) {
+      defaults.put(HEALTH_RATIO, String.valueOf(spec.healthSamplingRatio()));
+    }
     if (spec.headers() != null) {
       String variable = SecretVariables.nameFor(spec.headers());
       defaults.put(
@@ -103,14 +108,7 @@ public final class Tracing implements AutoCloseable {
    * the variable (never a header's value: it may be a token).
    */
   public static Tracing from(Environment env) {
-    if (env.get("OTEL_SDK_DISABLED").map(String::strip).orElse("").equalsIgnoreCase("true")) {
-      return OFF;
-    }
-    Optional<String> endpoint =
-        nonBlank(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-            .or(() ->
-                nonBlank(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
-                    .map(base -> base.replaceAll("/+$", "") + "/v1/traces"));
+    Optional<String> endpoint = endpoint(env);
     if (endpoint.isEmpty()) {
       return OFF;
     }
@@ -125,7 +123,7 @@ public final class Tracing implements AutoCloseable {
         nonBlank(env, "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
             .or(() -> nonBlank(env, "OTEL_EXPORTER_OTLP_HEADERS"));
     headers.map(Tracing::headers).ifPresent(h -> h.forEach(exporter::addHeader));
-    double ratio = ratio(env);
+    double ratio = ratio(env, "OTEL_TRACES_SAMPLER_ARG", 1, "a sampling ratio");
     Duration delay =
         nonBlank(env, "OTEL_BSP_SCHEDULE_DELAY")
             .map(ms -> Duration.ofMillis(number("OTEL_BSP_SCHEDULE_DELAY", ms)))
@@ -138,23 +136,45 @@ public final class Tracing implements AutoCloseable {
                     .merge(
                         Resource.create(
                             Attributes.of(AttributeKey.stringKey("service.name"), service))))
-            // a caller's decision is kept: a sampled call is traced through every agent
-            .setSampler(Sampler.parentBased(Sampler.traceIdRatioBased(ratio)))
+            // a caller's decision is kept: a sampled call is traced through every agent;
+            // get_health calls are sampled apart
+            .setSampler(
+                new HealthApartSampler(
+                    ratio, ratio(env, HEALTH_RATIO, 0, "the share of get_health calls traced")))
             .addSpanProcessor(
                 BatchSpanProcessor.builder(exporter.build()).setScheduleDelay(delay).build())
             .build();
     return new Tracing(provider, provider.get(SCOPE));
   }
 
+  /** Whether the environment turns tracing on, as {@link #from} reads it. */
+  public static boolean configured(Environment env) {
+    return endpoint(env).isPresent();
+  }
+
+  /** Where spans go, or empty: tracing is off (OTEL_SDK_DISABLED, or no endpoint). */
+  private static Optional<String> endpoint(Environment env) {
+    if (env.get("OTEL_SDK_DISABLED").map(String::strip).orElse("").equalsIgnoreCase("true")) {
+      return Optional.empty();
+    }
+    return nonBlank(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .or(() ->
+            nonBlank(env, "OTEL_EXPORTER_OTLP_ENDPOINT")
+                .map(base -> base.replaceAll("/+$", "") + "/v1/traces"));
+  }
+
   private static Optional<String> nonBlank(Environment env, String name) {
     return env.get(name).map(String::strip).filter(v -> !v.isEmpty());
   }
 
-  /** {@code OTEL_TRACES_SAMPLER_ARG}: the share of new traces sampled, 0 to 1 (default 1). */
-  private static double ratio(Environment env) {
-    Optional<String> arg = nonBlank(env, "OTEL_TRACES_SAMPLER_ARG");
+  /**
+   * A share of calls traced, 0 to 1: {@code OTEL_TRACES_SAMPLER_ARG} for new traces (default 1),
+   * {@link #HEALTH_RATIO} for get_health calls (default 0).
+   */
+  private static double ratio(Environment env, String name, double fallback, String what) {
+    Optional<String> arg = nonBlank(env, name);
     if (arg.isEmpty()) {
-      return 1.0;
+      return fallback;
     }
     double ratio;
     try {
@@ -164,9 +184,7 @@ public final class Tracing implements AutoCloseable {
     }
     if (!(ratio >= 0 && ratio <= 1)) {
       throw new IllegalArgumentException(
-          "OTEL_TRACES_SAMPLER_ARG: a sampling ratio from 0 to 1 is expected, got '"
-              + arg.get()
-              + "'");
+          name + ": " + what + " from 0 to 1 is expected, got '" + arg.get() + "'");
     }
     return ratio;
   }

@@ -19,7 +19,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -104,6 +106,26 @@ class MonitoringAssetsIT {
                     .containsAll(metricNames(expr)));
           });
     }
+  }
+
+  /**
+   * Every dashboard query over a latency histogram asks Grafana for its exemplars, which link to
+   * the trace each was observed in when tracing is on (docs/observability.md, "Exemplars").
+   */
+  @Test
+  void everyLatencyPanelShowsExemplars() throws Exception {
+    JsonNode dashboard = new ObjectMapper().readTree(FILES.resolve("dashboard.json").toFile());
+    List<JsonNode> histograms = new ArrayList<>();
+    for (JsonNode panel : dashboard.get("panels")) {
+      for (JsonNode target : panel.path("targets")) {
+        if (target.get("expr").asText().contains("_bucket")) {
+          histograms.add(target);
+        }
+      }
+    }
+    assertThat(histograms)
+        .isNotEmpty()
+        .allSatisfy(t -> assertThat(t.path("exemplar").asBoolean()).as(t.toString()).isTrue());
   }
 
   /** Alert name or dashboard panel title -> PromQL. */

@@ -11,6 +11,7 @@ import ca.helu.pallas.runtime.testing.JaegerServer.Span;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import ca.helu.pallas.runtime.testing.TestMcpServer;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -18,7 +19,10 @@ import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.net.URI;
+import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -279,6 +283,126 @@ class TracingIT {
             .until(() -> JAEGER.trace(traceId), found -> !found.isEmpty());
     Span call = one(spans, s -> s.name().equals("tools/call send_message"));
     assertThat(call.tag("enduser.id")).isEqualTo("daedalus");
+  }
+
+  /**
+   * With tracing on, a call's latency carries its trace as an exemplar in the OpenMetrics
+   * exposition, which Prometheus asks for; the Prometheus text format has none (docs/
+   * observability.md, "Exemplars").
+   */
+  @Test
+  void aCallsLatencyCarriesItsTraceAsAnExemplar() throws Exception {
+    fleet =
+        RunningFleet.start(
+            SOLO.formatted("exemplars"),
+            Map.of(
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                JAEGER.otlpEndpoint(),
+                "OTEL_BSP_SCHEDULE_DELAY",
+                "100"));
+    String traceId = hex(16);
+    callTraced(
+        RawMcp.open(fleet.mcpUrl("solo"), null),
+        "send_message",
+        Map.of("message", "hello"),
+        "00-" + traceId + "-" + hex(8) + "-01");
+
+    HttpResponse<String> openMetrics =
+        metrics("application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5");
+    assertThat(openMetrics.headers().firstValue("Content-Type").orElseThrow())
+        .startsWith("application/openmetrics-text");
+    assertThat(openMetrics.body())
+        .containsPattern(
+            "pallas_send_message_duration_seconds_bucket\\{agent=\"solo\",le=\"[^\"]+\"} \\S+"
+                + " # \\{[^}]*trace_id=\""
+                + traceId
+                + "\"");
+    HttpResponse<String> text = metrics(null);
+    assertThat(text.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/plain");
+    assertThat(text.body())
+        .contains("pallas_send_message_duration_seconds_bucket")
+        .doesNotContain(traceId);
+  }
+
+  /**
+   * get_health calls are sampled apart (docs/observability.md, "Spans"): not traced by default,
+   * even when the caller's trace is sampled, while the calls beside them are; with {@code
+   * PALLAS_TRACES_HEALTH_RATIO=1} each is a server span in its caller's trace.
+   */
+  @Test
+  void getHealthIsTracedOnlyWhenItsOwnRatioSaysSo() throws Exception {
+    for (String ratio : List.of("", "1")) {
+      fleet =
+          RunningFleet.start(
+              SOLO.formatted("health"),
+              Map.of(
+                  "OTEL_EXPORTER_OTLP_ENDPOINT",
+                  JAEGER.otlpEndpoint(),
+                  "OTEL_BSP_SCHEDULE_DELAY",
+                  "100",
+                  Tracing.HEALTH_RATIO,
+                  ratio));
+      String healthTrace = hex(16);
+      String healthParent = hex(8);
+      String callTrace = hex(16);
+      RawMcp mcp = RawMcp.open(fleet.mcpUrl("solo"), null);
+      callTraced(mcp, "get_health", Map.of(), "00-" + healthTrace + "-" + healthParent + "-01");
+      callTraced(
+          mcp,
+          "send_message",
+          Map.of("message", "hello"),
+          "00-" + callTrace + "-" + hex(8) + "-01");
+      // the call's trace arrives after the health span, which ended first, would have
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .pollInterval(Duration.ofMillis(200))
+          .until(() -> JAEGER.trace(callTrace), found -> !found.isEmpty());
+      if (ratio.isEmpty()) {
+        assertThat(JAEGER.trace(healthTrace)).as("not traced by default").isEmpty();
+      } else {
+        List<Span> spans =
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> JAEGER.trace(healthTrace), found -> !found.isEmpty());
+        Span health = one(spans, s -> s.name().equals("tools/call get_health"));
+        assertThat(health.parentId()).hasValue(healthParent);
+        assertThat(health.tag("gen_ai.tool.name")).isEqualTo("get_health");
+      }
+      fleet.close();
+      fleet = null;
+    }
+  }
+
+  /** A fleet of one passthrough agent, solo, named by its argument. */
+  private static final String SOLO =
+      """
+      apiVersion: pallas.helu.ca/v1alpha1
+      kind: PallasDeployment
+      metadata: {name: %s}
+      spec:
+        registry: {port: ${port:registry}}
+        defaultModel: passthrough
+        agents: [{name: solo, port: ${port:solo}}]
+      """;
+
+  /** A tools/call whose {@code params._meta} carries {@code traceparent}. */
+  private static void callTraced(
+      RawMcp mcp, String tool, Map<String, ?> arguments, String traceparent) throws Exception {
+    mcp.request(
+        "tools/call",
+        Map.of("name", tool, "arguments", arguments, "_meta", Map.of("traceparent", traceparent)));
+  }
+
+  private HttpResponse<String> metrics(String accept) throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(fleet.baseUrl("solo") + "/metrics"));
+    if (accept != null) {
+      request.header("Accept", accept);
+    }
+    try (HttpClient http = HttpClient.newHttpClient()) {
+      return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
   }
 
   @Test

@@ -10,6 +10,7 @@ import ca.helu.pallas.runtime.serve.ServeOptions;
 import ca.helu.pallas.runtime.store.HistoryStore;
 import ca.helu.pallas.runtime.store.MemoryHistoryStore;
 import ca.helu.pallas.runtime.store.SessionStores;
+import ca.helu.pallas.runtime.tracing.Tracing;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -48,7 +49,8 @@ public final class RunningFleet implements AutoCloseable {
       Function<PallasMetrics, HistoryStore> store,
       SessionStores sessions) {
     deployment = ManifestParser.parse(yaml, "test manifest");
-    metrics = new PallasMetrics();
+    // as serve makes them (ServeCommand): exemplars with tracing on
+    metrics = new PallasMetrics(Tracing.configured(new Environment(env)));
     metrics.bindJvmMetrics();
     parts = new DefaultAgentParts(new Environment(env), metrics, timings);
     histories = store == null ? null : store.apply(metrics);

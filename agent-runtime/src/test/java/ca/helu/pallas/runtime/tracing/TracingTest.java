@@ -118,13 +118,14 @@ class TracingTest {
   void theManifestsTracingBlockIsTheDefaultOfTheEnvironment() {
     TracingSpec spec =
         new TracingSpec(
-            "http://collector:4318", 0.25, new SecretValue.SecretKeyRef("otel", "headers"));
+            "http://collector:4318", 0.25, 0.01, new SecretValue.SecretKeyRef("otel", "headers"));
     String variable = SecretVariables.nameFor(spec.headers());
     Environment env =
         Tracing.withManifest(
             new Environment(Map.of(variable, "authorization=Bearer%20tok-otel")), spec);
     assertThat(env.get("OTEL_EXPORTER_OTLP_ENDPOINT")).hasValue("http://collector:4318");
     assertThat(env.get("OTEL_TRACES_SAMPLER_ARG")).hasValue("0.25");
+    assertThat(env.get(Tracing.HEALTH_RATIO)).hasValue("0.01");
     assertThat(env.get("OTEL_EXPORTER_OTLP_HEADERS")).hasValue("authorization=Bearer%20tok-otel");
 
     // a process given its own endpoint keeps its own settings whole
