@@ -3,9 +3,11 @@ package ca.helu.pallas.operator.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,6 +31,16 @@ public final class NodeCluster {
       List.of(
           ROOT.resolve("agent-runtime/target/pallas-agent-runtime-image.tar"),
           ROOT.resolve("operator/target/pallas-operator-image.tar"));
+
+  /**
+   * The node takes fixed addresses, a fixed bridge and the host's netfilter tables (e2e/cluster),
+   * so one runs on a machine at a time: a build that wants one while another build's node runs (two
+   * worktrees, say) waits for this file's lock, which {@link #prepare} takes and {@link #down}
+   * gives back (and the JVM's exit, however it ends).
+   */
+  private static final Path MACHINE_LOCK = Path.of("/tmp/pallas-node.lock");
+
+  private static FileChannel machine;
 
   private final Path dir;
 
@@ -74,12 +86,37 @@ public final class NodeCluster {
   public static void prepare(Path dir) throws Exception {
     Result check = script(dir, Duration.ofMinutes(1), "check");
     Assumptions.assumeTrue(check.exitCode() == 0, check.output());
+    lockMachine();
     // cold, this builds the Kubernetes binaries that .ci/run did not build already
     script(dir, Duration.ofMinutes(40), "prepare").ok();
   }
 
   public Result down() throws Exception {
-    return script(dir, Duration.ofMinutes(3), "down");
+    try {
+      return script(dir, Duration.ofMinutes(3), "down");
+    } finally {
+      unlockMachine();
+    }
+  }
+
+  private static synchronized void lockMachine() throws IOException {
+    if (machine != null) {
+      return;
+    }
+    FileChannel channel =
+        FileChannel.open(MACHINE_LOCK, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    if (channel.tryLock() == null) {
+      System.out.println("another build's node runs on this machine: waiting for " + MACHINE_LOCK);
+      channel.lock();
+    }
+    machine = channel;
+  }
+
+  private static synchronized void unlockMachine() throws IOException {
+    if (machine != null) {
+      machine.close();
+      machine = null;
+    }
   }
 
   public Path kubeconfig() {
