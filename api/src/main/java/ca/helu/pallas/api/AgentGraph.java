@@ -36,6 +36,44 @@ public final class AgentGraph {
     return new AgentGraph(needs);
   }
 
+  /**
+   * The same needs between the pods that serve the agents ({@link PallasDeploymentSpec#podNameOf}):
+   * a pod needs the pods of the agents its agents need, itself excepted (docs/operator.md, "Agents
+   * sharing a pod").
+   */
+  public AgentGraph pods(PallasDeploymentSpec spec) {
+    Map<String, String> podOf = new HashMap<>();
+    spec.effectiveAgents().forEach(a -> podOf.put(a.name(), spec.podNameOf(a)));
+    Map<String, Set<String>> podNeeds = new LinkedHashMap<>();
+    needs.forEach((agent, deps) -> {
+      String pod = podOf.get(agent);
+      Set<String> mine = podNeeds.computeIfAbsent(pod, p -> new LinkedHashSet<>());
+      deps.stream().map(podOf::get).filter(d -> !d.equals(pod)).forEach(mine::add);
+    });
+    return new AgentGraph(podNeeds);
+  }
+
+  /**
+   * The needs among {@code agents} alone, as one process serving them starts them: the agents they
+   * need elsewhere run in other pods, which the operator starts first.
+   */
+  public AgentGraph among(Set<String> agents) {
+    Map<String, Set<String>> inside = new LinkedHashMap<>();
+    needs.forEach((agent, deps) -> {
+      if (agents.contains(agent)) {
+        Set<String> mine = new LinkedHashSet<>(deps);
+        mine.retainAll(agents);
+        inside.put(agent, Collections.unmodifiableSet(mine));
+      }
+    });
+    return new AgentGraph(inside);
+  }
+
+  /** A cycle among the pods of {@link #pods}, as {@code g -> b -> g}, if there is one. */
+  public Optional<String> podCycle(PallasDeploymentSpec spec) {
+    return pods(spec).cycle();
+  }
+
   /** The agents this one needs running first, in manifest order. */
   public Set<String> dependencies(String agent) {
     return needs.getOrDefault(agent, Set.of());

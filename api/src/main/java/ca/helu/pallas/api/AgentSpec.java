@@ -64,12 +64,13 @@ public record AgentSpec(
         InstanceScope instanceScope,
     @JsonPropertyDescription("Icons published in the registry.") @Size(max = 16) List<Icon> icons,
     @JsonPropertyDescription(
-            "Pod replicas (Kubernetes). Default 1. Not with autoscaling, which sets them.")
+            "Pod replicas (Kubernetes). Default 1. Not with autoscaling, which sets them, nor in a"
+                + " pod group.")
         @Min(0)
         Integer replicas,
     @JsonPropertyDescription(
             "A HorizontalPodAutoscaler on calls in flight per pod (Kubernetes); instead of"
-                + " replicas.")
+                + " replicas. Not for an agent in a pod group.")
         AutoscalingSpec autoscaling,
     @JsonPropertyDescription(
             "The agent Service's session affinity (Kubernetes): None (default) or ClientIP. An"
@@ -77,7 +78,7 @@ public record AgentSpec(
         SessionAffinity sessionAffinity,
     @JsonPropertyDescription(
             "Container resources (Kubernetes). Default: requests cpu 100m, memory 256Mi; limit"
-                + " memory 512Mi.")
+                + " memory 512Mi. Not in a pod group: the group's resources apply.")
         ResourceRequirements resources,
     @JsonPropertyDescription(
             "How much one caller may use this agent; overrides spec.callerLimits. Default: no"
@@ -86,8 +87,15 @@ public record AgentSpec(
     @JsonPropertyDescription(
             "Where this agent's pods run and what they carry (Kubernetes); each field set here"
                 + " replaces the same field of spec.pod whole (labels, env and lists are not"
-                + " merged).")
-        PodSettingsSpec pod) {
+                + " merged). Not for an agent in a pod group: the group's pod applies.")
+        PodSettingsSpec pod,
+    @JsonPropertyDescription(
+            "The entry of spec.podGroups whose pods serve this agent along with the group's other"
+                + " agents (Kubernetes). Default: spec.defaultPodGroup, else a pod of its own. An"
+                + " agent in a group leaves replicas, autoscaling, resources and pod to the group.")
+        @Pattern(PallasNames.NAME_PATTERN)
+        @Size(max = 63)
+        String podGroup) {
 
   public List<String> effectiveServers() {
     return servers == null ? List.of() : servers;

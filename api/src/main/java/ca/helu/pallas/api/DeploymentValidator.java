@@ -105,6 +105,18 @@ public final class DeploymentValidator {
                   + "' (the agent's Service) would be longer than 63 characters");
         }
       }
+      List<PodGroupSpec> groups = d.getSpec().effectivePodGroups();
+      for (int i = 0; i < groups.size(); i++) {
+        PodGroupSpec g = groups.get(i);
+        if (g != null && g.name() != null && name.length() + 1 + g.name().length() > 63) {
+          p.add(
+              "spec.podGroups["
+                  + i
+                  + "].name: '"
+                  + PallasNames.agentObject(name, g.name())
+                  + "' (the group's Deployment) would be longer than 63 characters");
+        }
+      }
     }
     return p;
   }
@@ -320,6 +332,7 @@ public final class DeploymentValidator {
       checkPeers("spec.networkPolicy.from", s.networkPolicy().from(), p);
       checkPeers("spec.networkPolicy.metricsFrom", s.networkPolicy().metricsFrom(), p);
     }
+    PodGroups.check(s, p);
     if (p.isEmpty()) {
       AgentGraph.of(s)
           .cycle()
@@ -328,6 +341,9 @@ public final class DeploymentValidator {
                   "spec.agents: dependency cycle "
                       + cycle
                       + " (through dependsOn and servers naming agents)"));
+    }
+    if (p.isEmpty()) {
+      PodGroups.checkStartOrder(s, p);
     }
   }
 
@@ -411,7 +427,7 @@ public final class DeploymentValidator {
         p);
   }
 
-  private static boolean checkName(String at, String name, List<String> p) {
+  static boolean checkName(String at, String name, List<String> p) {
     if (name == null) {
       p.add(at + ": required");
       return false;

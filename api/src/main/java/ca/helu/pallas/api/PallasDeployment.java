@@ -65,6 +65,14 @@ import io.fabric8.kubernetes.model.annotation.Version;
         "metadata.name-agents[].name must be at most 63 characters (it names the agent's"
             + " Service)",
     fieldPath = ".spec.agents")
+@ValidationRule(
+    value =
+        "!has(self.spec) || !has(self.spec.podGroups) || self.spec.podGroups.all(g,"
+            + " size(self.metadata.name) + 1 + size(g.name) <= 63)",
+    message =
+        "metadata.name-podGroups[].name must be at most 63 characters (it names the group's"
+            + " Deployment)",
+    fieldPath = ".spec.podGroups")
 public class PallasDeployment extends CustomResource<PallasDeploymentSpec, PallasDeploymentStatus>
     implements Namespaced {
 

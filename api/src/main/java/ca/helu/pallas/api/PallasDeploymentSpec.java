@@ -74,6 +74,39 @@ import java.util.Optional;
     value = "has(self.defaultModel) || !has(self.agents) || self.agents.all(a, has(a.model))",
     message = "every agent needs a model when defaultModel is not set",
     fieldPath = ".agents")
+@ValidationRule(
+    value =
+        "!has(self.podGroups) || self.podGroups.all(g, self.podGroups.exists_one(h,"
+            + " h.name.replace('_', '-') == g.name.replace('_', '-')))",
+    message =
+        "podGroups[].name must be unique, also with '_' read as '-' (both name one Deployment)",
+    fieldPath = ".podGroups")
+@ValidationRule(
+    value =
+        "!has(self.podGroups) || self.podGroups.all(g, g.name != '"
+            + PallasNames.COMPONENT_REGISTRY
+            + "' && (!has(self.agents) || !self.agents.exists(a, a.name.replace('_', '-') =="
+            + " g.name.replace('_', '-'))))",
+    message = PodGroups.NAME_TAKEN,
+    fieldPath = ".podGroups")
+@ValidationRule(
+    value =
+        "!has(self.defaultPodGroup) || (has(self.podGroups) && self.podGroups.exists(g, g.name =="
+            + " self.defaultPodGroup))",
+    message = "defaultPodGroup must name an entry of podGroups",
+    fieldPath = ".defaultPodGroup")
+@ValidationRule(
+    value =
+        "!has(self.agents) || self.agents.all(a, !has(a.podGroup) || (has(self.podGroups) &&"
+            + " self.podGroups.exists(g, g.name == a.podGroup)))",
+    message = "agents[].podGroup must name an entry of podGroups",
+    fieldPath = ".agents")
+@ValidationRule(
+    value =
+        "!has(self.agents) || self.agents.all(a, !(has(a.podGroup) || has(self.defaultPodGroup))"
+            + " || !(has(a.replicas) || has(a.autoscaling) || has(a.resources) || has(a.pod)))",
+    message = PodGroups.GROUPED_AGENT_SETTINGS,
+    fieldPath = ".agents")
 public record PallasDeploymentSpec(
     @JsonPropertyDescription("Version published in registry entries. Default \"1.0.0\".")
         @Pattern("\\S")
@@ -131,7 +164,20 @@ public record PallasDeploymentSpec(
                 + " priorityClassName, labels, annotations, env, envFrom, volumes, volumeMounts,"
                 + " serviceAccountName. Every agent's pods and the registry's take it;"
                 + " agents[].pod replaces it field by field.")
-        PodSettingsSpec pod) {
+        PodSettingsSpec pod,
+    @JsonPropertyDescription(
+            "Groups of agents that share a pod (Kubernetes): one process serves a group's agents,"
+                + " each still on its own Service, port, metrics and probes. Agents join one with"
+                + " agents[].podGroup or spec.defaultPodGroup. Default: none, each agent in a pod"
+                + " of its own.")
+        @Size(max = DeploymentValidator.MAX_AGENTS)
+        List<PodGroupSpec> podGroups,
+    @JsonPropertyDescription(
+            "The entry of podGroups that every agent without its own podGroup joins (Kubernetes)."
+                + " Default: none, each such agent in a pod of its own.")
+        @Pattern(PallasNames.NAME_PATTERN)
+        @Size(max = 63)
+        String defaultPodGroup) {
 
   public static final String DEFAULT_VERSION = "1.0.0";
 
@@ -150,11 +196,43 @@ public record PallasDeploymentSpec(
   }
 
   /**
-   * An agent's pod settings: each field its own {@code pod} sets, else the fleet's {@code pod}
-   * (docs/operator.md, "Pods where you want them").
+   * An agent's pod settings: each field its own {@code pod} (or its pod group's) sets, else the
+   * fleet's {@code pod} (docs/operator.md, "Pods where you want them").
    */
   public PodSettingsSpec podOf(AgentSpec agent) {
-    return PodSettingsSpec.merge(pod, agent.pod());
+    return PodSettingsSpec.merge(
+        pod, podGroupOf(agent).map(PodGroupSpec::pod).orElseGet(agent::pod));
+  }
+
+  public List<PodGroupSpec> effectivePodGroups() {
+    return podGroups == null ? List.of() : podGroups;
+  }
+
+  /**
+   * The pod group whose pods serve an agent: its own {@code podGroup}, else {@code
+   * defaultPodGroup}; empty for an agent in a pod of its own (or a group the spec does not declare,
+   * which validation refuses).
+   */
+  public Optional<PodGroupSpec> podGroupOf(AgentSpec agent) {
+    String group = agent.podGroup() != null ? agent.podGroup() : defaultPodGroup;
+    return group == null
+        ? Optional.empty()
+        : effectivePodGroups().stream().filter(g -> group.equals(g.name())).findFirst();
+  }
+
+  /**
+   * The name of the pod that serves an agent, as its Deployment is named {@code X-<name>}: its pod
+   * group's, else the agent's own (docs/operator.md, "Agents sharing a pod").
+   */
+  public String podNameOf(AgentSpec agent) {
+    return podGroupOf(agent).map(PodGroupSpec::name).orElse(agent.name());
+  }
+
+  /** The pods wanted for an agent without an autoscaler: its group's, else its own. */
+  public int replicasOf(AgentSpec agent) {
+    return podGroupOf(agent)
+        .map(PodGroupSpec::effectiveReplicas)
+        .orElseGet(agent::effectiveReplicas);
   }
 
   /** The fleet-wide pod settings, which the registry's pods take. */

@@ -1,7 +1,9 @@
 package ca.helu.pallas.api;
 
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Every name the operator and the runtime must agree on (docs/operator.md): object names, labels,
@@ -22,6 +24,10 @@ public final class PallasNames {
   public static final String LABEL_COMPONENT = "app.kubernetes.io/component";
   public static final String LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
   public static final String LABEL_AGENT = PallasDeployment.GROUP + "/agent";
+
+  /** The label of a pod group's Deployment and pods, which its agents' Services select. */
+  public static final String LABEL_POD_GROUP = PallasDeployment.GROUP + "/pod-group";
+
   public static final String COMPONENT_AGENT = "agent";
   public static final String COMPONENT_REGISTRY = "registry";
   public static final String MANAGED_BY = "pallas-operator";
@@ -66,7 +72,19 @@ public final class PallasNames {
 
   /** The probe port of an agent pod serving MCP on {@code mcpPort}: never the same port. */
   public static int probePort(int mcpPort) {
-    return mcpPort == PROBE_PORT ? PROBE_PORT + 1 : PROBE_PORT;
+    return probePort(Set.of(mcpPort));
+  }
+
+  /**
+   * The probe port of a pod serving MCP on {@code mcpPorts} (a pod group's agents): the first port
+   * from {@link #PROBE_PORT} on that none of them uses.
+   */
+  public static int probePort(Collection<Integer> mcpPorts) {
+    int port = PROBE_PORT;
+    while (mcpPorts.contains(port)) {
+      port++;
+    }
+    return port;
   }
 
   /** An agent name as it appears in object names and DNS: '_' becomes '-'. */
@@ -129,6 +147,33 @@ public final class PallasNames {
     Map<String, String> labels = instanceLabels(deployment);
     labels.putAll(agentSelector(deployment, agent));
     return labels;
+  }
+
+  /** Selector of a pod group's pods, which serve every agent of the group. */
+  public static Map<String, String> podGroupSelector(String deployment, String group) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(LABEL_NAME, APP);
+    labels.put(LABEL_INSTANCE, deployment);
+    labels.put(LABEL_COMPONENT, COMPONENT_AGENT);
+    labels.put(LABEL_POD_GROUP, group);
+    return labels;
+  }
+
+  public static Map<String, String> podGroupLabels(String deployment, String group) {
+    Map<String, String> labels = instanceLabels(deployment);
+    labels.putAll(podGroupSelector(deployment, group));
+    return labels;
+  }
+
+  /**
+   * Selector of the pods that serve an agent: its pod group's, else its own (docs/operator.md,
+   * "Agents sharing a pod").
+   */
+  public static Map<String, String> agentPodSelector(PallasDeployment d, AgentSpec agent) {
+    return d.getSpec()
+        .podGroupOf(agent)
+        .map(g -> podGroupSelector(d.name(), g.name()))
+        .orElseGet(() -> agentSelector(d.name(), agent.name()));
   }
 
   public static Map<String, String> registrySelector(String deployment) {

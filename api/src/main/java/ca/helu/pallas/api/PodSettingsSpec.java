@@ -95,7 +95,8 @@ public record PodSettingsSpec(
         String priorityClassName,
     @JsonPropertyDescription(
             "Extra labels on the pods. The operator's own (app.kubernetes.io/name, instance,"
-                + " component, managed-by and pallas.helu.ca/agent) may not be set.")
+                + " component, managed-by, pallas.helu.ca/agent and pallas.helu.ca/pod-group) may not be"
+                + " set.")
         Map<String, String> labels,
     @JsonPropertyDescription(
             "Extra annotations on the pods. pallas.helu.ca/config-hash, the operator's, may not be"
@@ -213,7 +214,8 @@ public record PodSettingsSpec(
           PallasNames.LABEL_INSTANCE,
           PallasNames.LABEL_COMPONENT,
           PallasNames.LABEL_MANAGED_BY,
-          PallasNames.LABEL_AGENT);
+          PallasNames.LABEL_AGENT,
+          PallasNames.LABEL_POD_GROUP);
 
   public static final List<String> RESERVED_VOLUMES =
       List.of(PallasNames.CONFIG_VOLUME, PallasNames.TMP_VOLUME, PallasNames.TOKENS_VOLUME);
@@ -246,6 +248,8 @@ public record PodSettingsSpec(
           + PallasNames.LABEL_MANAGED_BY
           + "', '"
           + PallasNames.LABEL_AGENT
+          + "', '"
+          + PallasNames.LABEL_POD_GROUP
           + "']";
   static final String CEL_HASH_ANNOTATION = "'" + PallasNames.CONFIG_HASH_ANNOTATION + "'";
   static final String CEL_RESERVED_VOLUMES =

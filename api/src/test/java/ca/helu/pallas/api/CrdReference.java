@@ -22,10 +22,11 @@ final class CrdReference {
 
   private static Set<String> opaque() {
     Set<String> paths =
-        new java.util.HashSet<>(Set.of("spec.agents[].resources", "status.conditions[]"));
+        new java.util.HashSet<>(
+            Set.of("spec.agents[].resources", "spec.podGroups[].resources", "status.conditions[]"));
     // PodSettingsSpec's fields are the Pod API's own types (docs/operator.md, "Pods where you want
     // them")
-    for (String pod : List.of("spec.pod", "spec.agents[].pod")) {
+    for (String pod : List.of("spec.pod", "spec.agents[].pod", "spec.podGroups[].pod")) {
       paths.add(pod + ".affinity");
       for (String list :
           List.of(

@@ -223,6 +223,7 @@ public final class OperatorBenchmark {
               null,
               null,
               null,
+              null,
               null));
     }
     return new PallasDeployment(
@@ -236,6 +237,8 @@ public final class OperatorBenchmark {
             null,
             null,
             list,
+            null,
+            null,
             null,
             null,
             null,

@@ -246,6 +246,7 @@ public final class FleetRenderer {
             null,
             null,
             null,
+            null,
             null));
     view.put("port", spec.portOf(agent));
     view.put("model", spec.modelOf(agent));
@@ -361,7 +362,9 @@ public final class FleetRenderer {
         s.networkPolicy(),
         s.callerLimits(),
         s.tracing(),
-        s.pod());
+        s.pod(),
+        s.podGroups(),
+        s.defaultPodGroup());
   }
 
   private static ProviderSpec inlineProvider(

@@ -265,6 +265,55 @@ class CelRulesIT {
             "spec.auth.staticTokens.secretName",
             "should match"),
         rule(
+            "pod group names are unique",
+            "fleet",
+            "podGroups: [{name: g}, {name: g}]\n  agents: [{name: a}]",
+            "spec.podGroups",
+            "podGroups[].name must be unique"),
+        rule(
+            "a pod group is not named after an agent",
+            "fleet",
+            "podGroups: [{name: a}]\n  agents: [{name: a}]",
+            "spec.podGroups",
+            "a pod group may not be named registry nor after an agent"),
+        rule(
+            "nor registry",
+            "fleet",
+            "podGroups: [{name: registry}]\n  agents: [{name: a}]",
+            "spec.podGroups",
+            "a pod group may not be named registry nor after an agent"),
+        rule(
+            "defaultPodGroup names a group",
+            "fleet",
+            "defaultPodGroup: g\n  agents: [{name: a}]",
+            "spec.defaultPodGroup",
+            "defaultPodGroup must name an entry of podGroups"),
+        rule(
+            "an agent's podGroup names a group",
+            "fleet",
+            "podGroups: [{name: g}]\n  agents: [{name: a, podGroup: h}]",
+            "spec.agents",
+            "agents[].podGroup must name an entry of podGroups"),
+        rule(
+            "an agent in a group leaves replicas to the group",
+            "fleet",
+            "podGroups: [{name: g}]\n  agents: [{name: a, podGroup: g, replicas: 2}]",
+            "spec.agents",
+            "an agent in a pod group"),
+        rule(
+            "an agent in the default group is not autoscaled",
+            "fleet",
+            "podGroups: [{name: g}]\n  defaultPodGroup: g\n"
+                + "  agents: [{name: a, autoscaling: {maxReplicas: 3}}]",
+            "spec.agents",
+            "and is not autoscaled"),
+        rule(
+            "name and pod group too long for a Deployment",
+            "fleet",
+            "podGroups: [{name: " + "g".repeat(60) + "}]\n  agents: [{name: a}]",
+            "spec.podGroups: Invalid value",
+            "it names the group's Deployment"),
+        rule(
             "description length",
             "fleet",
             "agents: [{name: a, description: '" + "d".repeat(101) + "'}]",
