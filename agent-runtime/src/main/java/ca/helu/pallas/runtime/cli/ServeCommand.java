@@ -34,7 +34,7 @@ final class ServeCommand implements Command {
   private static final Logger LOG = LoggerFactory.getLogger(ServeCommand.class);
 
   final CommonOptions common = new CommonOptions();
-  String agent;
+  final List<String> agents = new ArrayList<>();
   boolean cluster;
   int drainSeconds = 30;
   int bodyTimeoutSeconds = 30;
@@ -59,7 +59,11 @@ final class ServeCommand implements Command {
     CommandOptions options = new CommandOptions("serve", DESCRIPTION);
     common.addTo(options);
     return options
-        .value("--agent", "NAME", "Serve this agent only, no registry", v -> agent = v)
+        .value(
+            "--agent",
+            "NAME",
+            "Serve this agent only, no registry; repeated, these agents (a pod group's pod)",
+            agents::add)
         .flag(
             "--cluster",
             "Reach other agents by their Kubernetes Service names (X-agent.namespace.svc), as the"
@@ -255,7 +259,7 @@ final class ServeCommand implements Command {
       options =
           new ServeOptions(
               common.bind,
-              agent,
+              List.copyOf(agents),
               cluster,
               Duration.ofSeconds(drainSeconds),
               List.copyOf(allowedOrigins),

@@ -343,6 +343,16 @@ public final class PallasMetrics {
   }
 
   /**
+   * The series of {@code agent} alone in {@code contentType}, and the process's own (JVM, process,
+   * providers, store) with {@code processWide}: what one agent's port shows in a pod that serves
+   * several (docs/metrics.md).
+   */
+  public String scrape(String contentType, String agent, boolean processWide) {
+    return AgentScrape.write(
+        registry.getPrometheusRegistry().scrape(), contentType, agent, processWide);
+  }
+
+  /**
    * The exposition a scraper asks for in its {@code Accept} header: OpenMetrics when it names it
    * (as Prometheus does), else the Prometheus text format.
    */

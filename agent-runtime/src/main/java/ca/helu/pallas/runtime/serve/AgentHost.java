@@ -9,23 +9,17 @@ import ca.helu.pallas.runtime.mcp.InFlight;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import io.undertow.server.HttpHandler;
 import java.time.Duration;
+import java.util.function.UnaryOperator;
 
 /**
- * One agent on its port: /mcp, /metrics, /livez, /readyz; optionally /livez and /readyz also on a
- * probe port (docs/runtime.md, "Connections").
+ * One agent on its port: /mcp, /metrics, /livez, /readyz (docs/runtime.md, "Connections"); the
+ * probe port, which answers for every agent of the process, is the {@link Fleet}'s.
  */
 public final class AgentHost implements AutoCloseable {
-  /**
-   * Connections the probe port holds: the kubelet's probes open one each (three kinds, every few
-   * seconds) and close it.
-   */
-  static final int PROBE_CONNECTIONS = 64;
-
   private final String agent;
   private final AgentMcpServer mcp;
   private final InFlight inFlight;
   private final HttpHost http;
-  private final HttpHost probes;
   private final AutoCloseable resources;
   private final DrainMode drainMode;
   private volatile boolean started;
@@ -33,8 +27,8 @@ public final class AgentHost implements AutoCloseable {
   /**
    * @param resources closed after the server stops (downstream clients, health probes)
    * @param drainMode what a call that reaches this replica while it drains gets (DrainMode)
-   * @param probePort where /livez and /readyz are answered too, and nothing else (null: nowhere)
    * @param auth who may call /mcp, and the metadata that says how (null: anyone)
+   * @param scrape what its /metrics shows, in the content type given (PallasMetrics)
    */
   public AgentHost(
       String agent,
@@ -47,15 +41,15 @@ public final class AgentHost implements AutoCloseable {
       Duration bodyTimeout,
       RequestPool pool,
       DrainMode drainMode,
-      Integer probePort,
-      InboundAuth auth) {
+      InboundAuth auth,
+      UnaryOperator<String> scrape) {
     this.agent = agent;
     this.mcp = mcp;
     this.inFlight = inFlight;
     this.resources = resources;
     this.drainMode = drainMode;
     HttpHandler livez = HttpHost.probe(() -> true);
-    HttpHandler readyz = HttpHost.probe(() -> started && !inFlight.draining());
+    HttpHandler readyz = HttpHost.probe(this::ready);
     HttpHost.Builder builder = HttpHost.builder(bindAddress, port);
     if (auth != null) {
       builder.auth(auth, "/mcp");
@@ -68,18 +62,10 @@ public final class AgentHost implements AutoCloseable {
             .calls(mcp.calls())
             .servlet("/mcp", mcp.servlet())
             // a scrape during a flood shows it (pallas_http_connections at the cap)
-            .health("/metrics", HttpHost.metrics(PallasMetrics::contentType, metrics::scrape))
+            .health("/metrics", HttpHost.metrics(PallasMetrics::contentType, scrape))
             .health("/livez", livez)
             .health("/readyz", readyz)
             .build();
-    this.probes =
-        probePort == null
-            ? null
-            : HttpHost.builder(bindAddress, probePort)
-                .maxConnections(PROBE_CONNECTIONS)
-                .health("/livez", livez)
-                .health("/readyz", readyz)
-                .build();
     metrics.connections(agent, http::openConnections);
   }
 
@@ -93,11 +79,9 @@ public final class AgentHost implements AutoCloseable {
     return this;
   }
 
-  /** Starts answering probes on the probe port, if there is one. */
-  public void startProbes() {
-    if (probes != null) {
-      probes.start();
-    }
+  /** Serving MCP and not draining: what its /readyz answers (docs/runtime.md, "Connections"). */
+  public boolean ready() {
+    return started && !inFlight.draining();
   }
 
   public int port() {
@@ -149,21 +133,13 @@ public final class AgentHost implements AutoCloseable {
     return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
   }
 
-  /** Closes both listeners; the MCP server and the resources are left as they are. */
-  void stopListening() {
-    http.close();
-    if (probes != null) {
-      probes.close();
-    }
-  }
-
   @Override
   public void close() {
     started = false;
     try {
       mcp.close();
     } finally {
-      stopListening();
+      http.close();
       try {
         resources.close();
       } catch (Exception e) {

@@ -7,6 +7,7 @@ import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.auth.InboundAuth;
+import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.LoopMetrics;
@@ -25,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,6 +49,13 @@ public final class Fleet implements AutoCloseable {
   private final SessionStores sessions;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
   private RegistryServer registry;
+  private HttpHost probes;
+
+  /**
+   * Connections the probe port holds: the kubelet's probes open one each (three kinds, every few
+   * seconds) and close it.
+   */
+  static final int PROBE_CONNECTIONS = 64;
 
   public Fleet(
       PallasDeployment deployment,
@@ -82,28 +92,32 @@ public final class Fleet implements AutoCloseable {
   }
 
   /**
-   * The agents this process serves: the one named by {@code --agent} (an agent pod), else every
-   * agent of the deployment. What the process checks and reports is about these alone
-   * (docs/metrics.md): an agent pod holds only its own agent's keys (docs/operator.md, "Pods").
+   * The agents this process serves, in manifest order: those named by {@code --agent} (an agent
+   * pod, or a pod group's), else every agent of the deployment. What the process checks and reports
+   * is about these alone (docs/metrics.md): a pod holds only its own agents' keys
+   * (docs/operator.md, "Pods").
    *
    * @throws IllegalArgumentException when {@code --agent} names no agent of the deployment
    */
   public List<AgentSpec> served() {
-    if (options.onlyAgent() == null) {
+    if (options.onlyAgents().isEmpty()) {
       return spec().effectiveAgents();
     }
-    return List.of(
-        spec()
-            .agent(options.onlyAgent())
-            .orElseThrow(() ->
-                new IllegalArgumentException(
-                    "--agent "
-                        + options.onlyAgent()
-                        + ": no such agent in "
-                        + deployment.name()
-                        + " (agents: "
-                        + spec().effectiveAgents().stream().map(AgentSpec::name).toList()
-                        + ")")));
+    for (String name : options.onlyAgents()) {
+      if (spec().agent(name).isEmpty()) {
+        throw new IllegalArgumentException(
+            "--agent "
+                + name
+                + ": no such agent in "
+                + deployment.name()
+                + " (agents: "
+                + spec().effectiveAgents().stream().map(AgentSpec::name).toList()
+                + ")");
+      }
+    }
+    return spec().effectiveAgents().stream()
+        .filter(a -> options.onlyAgents().contains(a.name()))
+        .toList();
   }
 
   private PallasDeploymentSpec spec() {
@@ -137,8 +151,13 @@ public final class Fleet implements AutoCloseable {
     try {
       List<AgentSpec> served = served();
       served.forEach(a -> metrics.agentInfo(a.name(), spec().portOf(a)));
-      if (options.onlyAgent() != null) {
-        startAgent(served.get(0));
+      if (!options.onlyAgents().isEmpty()) {
+        // one pod's agents: those they need elsewhere run in other pods, started first by the
+        // operator (docs/operator.md, "Start order")
+        startInWaves(
+            AgentGraph.of(spec())
+                .among(served.stream().map(AgentSpec::name).collect(Collectors.toSet())));
+        startProbes();
         return this;
       }
       Function<AgentSpec, String> urls = this::publicUrl;
@@ -153,16 +172,40 @@ public final class Fleet implements AutoCloseable {
       // the original Pallas waits for each dependency's HTTP endpoint; in one process an agent's
       // listener is
       // bound and serving when start() returns, so each wave is ready before the next begins
-      for (List<String> wave : AgentGraph.of(spec()).waves()) {
-        for (String name : wave) {
-          startAgent(spec().agent(name).orElseThrow());
-        }
-      }
+      startInWaves(AgentGraph.of(spec()));
       return this;
     } catch (RuntimeException e) {
       close();
       throw e;
     }
+  }
+
+  private void startInWaves(AgentGraph graph) {
+    for (List<String> wave : graph.waves()) {
+      for (String name : wave) {
+        startAgent(spec().agent(name).orElseThrow());
+      }
+    }
+  }
+
+  /**
+   * The probe port's listener (docs/runtime.md, "Connections"), once every agent serves: {@code
+   * /livez} while the process runs, {@code /readyz} while every agent it serves is ready. The pod
+   * has one readiness, which every Service of its agents follows (docs/operator.md, "Agents sharing
+   * a pod").
+   */
+  private void startProbes() {
+    if (options.probePort() == null) {
+      return;
+    }
+    List<AgentHost> hosts = List.copyOf(agents.values());
+    probes =
+        HttpHost.builder(options.bindAddress(), options.probePort())
+            .maxConnections(PROBE_CONNECTIONS)
+            .health("/livez", HttpHost.probe(() -> true))
+            .health("/readyz", HttpHost.probe(() -> hosts.stream().allMatch(AgentHost::ready)))
+            .build();
+    bind("the probes", options.probePort(), probes::start);
   }
 
   /**
@@ -229,9 +272,9 @@ public final class Fleet implements AutoCloseable {
               options.cluster()
                   ? (shared ? DrainMode.SERVE : DrainMode.HAND_OVER)
                   : DrainMode.REFUSE,
-              options.probePort(),
-              auth);
-      listen(agent.name(), port, host);
+              auth,
+              scrapeOf(agent));
+      bind("agent " + agent.name(), port, host::start);
       if (auth != null) {
         // the issuer is read now rather than at the first token, so get_health tells an
         // unreachable issuer at once; without blocking the start (it may be down)
@@ -252,7 +295,20 @@ public final class Fleet implements AutoCloseable {
     }
   }
 
-  /** Starts an agent's listeners, or none: the one started is stopped if the probe port fails. */
+  /**
+   * What an agent's /metrics shows: the whole process's (serve mode, an agent pod), or in a pod
+   * that serves several agents its own series, and the process's only on the first agent's port, so
+   * that a scraper reaching the pod through each agent's Service counts nothing twice
+   * (docs/metrics.md).
+   */
+  private UnaryOperator<String> scrapeOf(AgentSpec agent) {
+    if (options.onlyAgents().size() < 2) {
+      return metrics::scrape;
+    }
+    boolean processWide = served().get(0).equals(agent);
+    return contentType -> metrics.scrape(contentType, agent.name(), processWide);
+  }
+
   /** The loop's metrics port on the Prometheus metrics (docs/operations.md, "Metrics"). */
   private static LoopMetrics loopMetrics(PallasMetrics metrics) {
     return new LoopMetrics() {
@@ -266,18 +322,6 @@ public final class Fleet implements AutoCloseable {
         metrics.toolCall(agent, server, "tool", ok, took);
       }
     };
-  }
-
-  private void listen(String agent, int port, AgentHost host) {
-    bind("agent " + agent, port, host::start);
-    if (options.probePort() != null) {
-      try {
-        bind("the probes of agent " + agent, options.probePort(), host::startProbes);
-      } catch (RuntimeException e) {
-        host.stopListening();
-        throw e;
-      }
-    }
   }
 
   private static void bind(String what, int port, Runnable start) {
@@ -327,6 +371,10 @@ public final class Fleet implements AutoCloseable {
 
   @Override
   public void close() {
+    if (probes != null) {
+      probes.close();
+      probes = null;
+    }
     agents.values().forEach(AgentHost::close);
     agents.clear();
     if (registry != null) {

@@ -11,7 +11,8 @@ import java.util.List;
  * How {@code serve} runs.
  *
  * @param bindAddress address every listener binds
- * @param onlyAgent serve this agent alone, without the registry (null: every agent + registry)
+ * @param onlyAgents serve these agents alone, without the registry (empty: every agent + registry);
+ *     several in a pod group's pod (docs/operator.md, "Agents sharing a pod")
  * @param cluster reach other agents by their Kubernetes Service names (docs/operator.md), not on
  *     127.0.0.1, and hand sessions over to other replicas when draining (docs/runtime.md, "Errors
  *     callers see")
@@ -22,7 +23,8 @@ import java.util.List;
  * @param limits what each agent's MCP endpoint holds at once: sessions, requests, body bytes,
  *     connections
  * @param probePort a second port answering /livez and /readyz only, for the kubelet's probes
- *     (docs/runtime.md, "Connections"); only with {@code onlyAgent} (null: none)
+ *     (docs/runtime.md, "Connections"): ready while every agent served is; only with {@code
+ *     onlyAgents} (null: none)
  * @param turns each call's turn deadline, and how soon a client that left is noticed
  *     (docs/runtime.md, "Deadlines and cancellation")
  * @param historyMaxChars the most one conversation's history holds, below what the model reads
@@ -32,7 +34,7 @@ import java.util.List;
  */
 public record ServeOptions(
     String bindAddress,
-    String onlyAgent,
+    List<String> onlyAgents,
     boolean cluster,
     Duration drainTimeout,
     List<String> allowedOrigins,
@@ -43,17 +45,18 @@ public record ServeOptions(
     long historyMaxChars,
     StaticTokens staticTokens) {
   public ServeOptions {
-    if (probePort != null && onlyAgent == null) {
+    onlyAgents = List.copyOf(onlyAgents);
+    if (probePort != null && onlyAgents.isEmpty()) {
       throw new IllegalArgumentException(
-          "--probe-port needs --agent: the probe port answers for one agent, and serve without"
-              + " --agent runs several");
+          "--probe-port needs --agent: the probe port answers for the agents of a pod, and serve"
+              + " without --agent runs a whole fleet and its registry");
     }
   }
 
   public static ServeOptions local() {
     return new ServeOptions(
         "0.0.0.0",
-        null,
+        List.of(),
         false,
         Duration.ofSeconds(30),
         List.of(),
@@ -68,7 +71,7 @@ public record ServeOptions(
   public ServeOptions withBindAddress(String address) {
     return new ServeOptions(
         address,
-        onlyAgent,
+        onlyAgents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -83,7 +86,7 @@ public record ServeOptions(
   public ServeOptions withCluster(boolean inCluster) {
     return new ServeOptions(
         bindAddress,
-        onlyAgent,
+        onlyAgents,
         inCluster,
         drainTimeout,
         allowedOrigins,
@@ -98,7 +101,7 @@ public record ServeOptions(
   public ServeOptions withBodyTimeout(Duration timeout) {
     return new ServeOptions(
         bindAddress,
-        onlyAgent,
+        onlyAgents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -113,7 +116,7 @@ public record ServeOptions(
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
     return new ServeOptions(
         bindAddress,
-        onlyAgent,
+        onlyAgents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -128,7 +131,7 @@ public record ServeOptions(
   public ServeOptions withTurns(TurnLimits turnLimits) {
     return new ServeOptions(
         bindAddress,
-        onlyAgent,
+        onlyAgents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -144,7 +147,7 @@ public record ServeOptions(
   public ServeOptions withHistoryMaxChars(long chars) {
     return new ServeOptions(
         bindAddress,
-        onlyAgent,
+        onlyAgents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -160,7 +163,7 @@ public record ServeOptions(
   public ServeOptions withStaticTokens(StaticTokens tokens) {
     return new ServeOptions(
         bindAddress,
-        onlyAgent,
+        onlyAgents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -174,9 +177,14 @@ public record ServeOptions(
 
   /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
   public ServeOptions withOnlyAgent(String agent) {
+    return withOnlyAgents(List.of(agent));
+  }
+
+  /** Serves these agents alone, as a pod group's pod ({@code serve --agent a --agent b}). */
+  public ServeOptions withOnlyAgents(List<String> agents) {
     return new ServeOptions(
         bindAddress,
-        agent,
+        agents,
         cluster,
         drainTimeout,
         allowedOrigins,
@@ -190,9 +198,14 @@ public record ServeOptions(
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
   public ServeOptions withProbePort(String agent, int port) {
+    return withProbePort(List.of(agent), port);
+  }
+
+  /** Serves these agents alone, their probes also on {@code port}. */
+  public ServeOptions withProbePort(List<String> agents, int port) {
     return new ServeOptions(
         bindAddress,
-        agent,
+        agents,
         cluster,
         drainTimeout,
         allowedOrigins,

@@ -47,6 +47,8 @@ class MainTest {
                     "-f",
                     "a.yaml",
                     "--agent=writer",
+                    "--agent",
+                    "critic",
                     "--cluster",
                     "--bind",
                     "127.0.0.1",
@@ -76,7 +78,7 @@ class MainTest {
     assertThat(serve.common.file).isEqualTo(Path.of("a.yaml"));
     assertThat(serve.common.bind).isEqualTo("127.0.0.1");
     assertThat(serve.common.logFormat).isEqualTo(Logging.Format.text);
-    assertThat(serve.agent).isEqualTo("writer");
+    assertThat(serve.agents).containsExactly("writer", "critic");
     assertThat(serve.cluster).isTrue();
     assertThat(
             List.of(
@@ -110,7 +112,7 @@ class MainTest {
     serve.options().parse(List.of());
     assertThat(serve.common.bind).isEqualTo("0.0.0.0");
     assertThat(serve.common.logFormat).isEqualTo(Logging.Format.auto);
-    assertThat(serve.agent).isNull();
+    assertThat(serve.agents).isEmpty();
     assertThat(serve.cluster).isFalse();
     assertThat(serve.probePort).isNull();
     assertThat(serve.allowedOrigins).isEmpty();
