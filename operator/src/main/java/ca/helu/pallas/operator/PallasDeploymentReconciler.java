@@ -1,5 +1,6 @@
 package ca.helu.pallas.operator;
 
+import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.DeploymentValidator;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentStatus;
@@ -42,6 +43,7 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -144,7 +146,7 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
     List<String> missing = fleet == null ? List.of() : fleet.missingSecrets();
     StartGate gate = null;
     if (fleet != null && missing.isEmpty()) {
-      gate = StartGate.of(fleet, agentDeployments(context));
+      gate = StartGate.of(fleet, agentDeployments(primary, context));
       Fleets.share(context, config, fleet, gate);
       context.managedWorkflowAndDependentResourceContext().reconcileManagedWorkflow();
     }
@@ -174,7 +176,7 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
       List<String> missing,
       String failure,
       StartGate gate) {
-    Map<String, Deployment> agents = agentDeployments(context);
+    Map<String, Deployment> agents = agentDeployments(primary, context);
     Observation observation =
         new Observation(
             invalid,
@@ -265,12 +267,30 @@ public class PallasDeploymentReconciler implements Reconciler<PallasDeployment> 
         .orElse(null);
   }
 
-  private static Map<String, Deployment> agentDeployments(Context<PallasDeployment> context) {
-    return context
-        .getSecondaryResourcesAsStream(Deployment.class)
-        .filter(d -> PallasNames.COMPONENT_AGENT.equals(label(d, PallasNames.LABEL_COMPONENT)))
-        .filter(d -> label(d, PallasNames.LABEL_AGENT) != null)
-        .collect(Collectors.toMap(d -> label(d, PallasNames.LABEL_AGENT), d -> d, (a, b) -> a));
+  /**
+   * The Deployment of each agent's pods as the cache has it, by agent name: the agent's own {@code
+   * X-a}, or its pod group's {@code X-g}, which several agents share (docs/operator.md, "Agents
+   * sharing a pod").
+   */
+  private static Map<String, Deployment> agentDeployments(
+      PallasDeployment primary, Context<PallasDeployment> context) {
+    Map<String, Deployment> byName =
+        context
+            .getSecondaryResourcesAsStream(Deployment.class)
+            .filter(d -> PallasNames.COMPONENT_AGENT.equals(label(d, PallasNames.LABEL_COMPONENT)))
+            .collect(Collectors.toMap(d -> d.getMetadata().getName(), d -> d, (a, b) -> a));
+    Map<String, Deployment> byAgent = new LinkedHashMap<>();
+    for (AgentSpec agent : primary.getSpec().effectiveAgents()) {
+      if (agent == null || agent.name() == null) {
+        continue;
+      }
+      Deployment d =
+          byName.get(PallasNames.agentObject(primary.name(), primary.getSpec().podNameOf(agent)));
+      if (d != null) {
+        byAgent.put(agent.name(), d);
+      }
+    }
+    return byAgent;
   }
 
   private static Optional<Deployment> registryDeployment(Context<PallasDeployment> context) {

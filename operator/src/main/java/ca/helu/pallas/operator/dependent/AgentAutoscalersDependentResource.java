@@ -3,7 +3,7 @@ package ca.helu.pallas.operator.dependent;
 import ca.helu.pallas.api.AutoscalingSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
-import ca.helu.pallas.operator.render.AgentPod;
+import ca.helu.pallas.operator.render.RenderedAgent;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import ca.helu.pallas.operator.render.StartGate;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -49,7 +49,8 @@ public class AgentAutoscalersDependentResource
   /** One per autoscaled agent whose Deployment exists (it waits for the same start gate). */
   static Map<ResourceID, HorizontalPodAutoscaler> desired(RenderedFleet fleet, StartGate gate) {
     Map<ResourceID, HorizontalPodAutoscaler> autoscalers = new LinkedHashMap<>();
-    for (AgentPod pod : fleet.agents().values()) {
+    // an agent in a pod group is never autoscaled (validation refuses it): its pod is its own
+    for (RenderedAgent pod : fleet.agents().values()) {
       AutoscalingSpec scaling = pod.agent().autoscaling();
       if (scaling != null && gate.startable().contains(pod.agent().name())) {
         HorizontalPodAutoscaler hpa = desired(fleet, pod, scaling);
@@ -60,7 +61,7 @@ public class AgentAutoscalersDependentResource
   }
 
   static HorizontalPodAutoscaler desired(
-      RenderedFleet fleet, AgentPod pod, AutoscalingSpec scaling) {
+      RenderedFleet fleet, RenderedAgent pod, AutoscalingSpec scaling) {
     String agent = pod.agent().name();
     String name = PallasNames.agentObject(fleet.name(), agent);
     return new HorizontalPodAutoscalerBuilder()

@@ -3,9 +3,10 @@ package ca.helu.pallas.operator.dependent;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.OperatorConfig;
-import ca.helu.pallas.operator.render.AgentPod;
+import ca.helu.pallas.operator.render.FleetPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import ca.helu.pallas.operator.render.StartGate;
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -18,15 +19,18 @@ import io.javaoperatorsdk.operator.processing.dependent.KubernetesBulkDependentR
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependentResource;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
 /**
- * Per agent a Deployment {@code X-a} running {@code serve -f <manifest> --agent a --cluster}. An
- * agent's Deployment appears once the agents it depends on are available ({@link StartGate}); its
- * pod template carries the hash of what the pod reads, so a change rolls exactly its pods.
+ * Per agent a Deployment {@code X-a} running {@code serve -f <manifest> --agent a --cluster}, or
+ * per pod group {@code X-g} one serving every agent of the group ({@code --agent a --agent b};
+ * docs/operator.md, "Agents sharing a pod"). A Deployment appears once the agents its agents depend
+ * on in other pods are available ({@link StartGate}); its pod template carries the hash of what the
+ * pods read, so a change rolls exactly the pods that serve the changed agent.
  */
 @KubernetesDependent(informer = @Informer(labelSelector = Selectors.AGENTS))
 public class AgentDeploymentsDependentResource
@@ -58,8 +62,8 @@ public class AgentDeploymentsDependentResource
   static Map<ResourceID, Deployment> desired(
       RenderedFleet fleet, StartGate gate, OperatorConfig config) {
     Map<ResourceID, Deployment> deployments = new LinkedHashMap<>();
-    for (AgentPod pod : fleet.agents().values()) {
-      if (gate.startable().contains(pod.agent().name())) {
+    for (FleetPod pod : fleet.pods().values()) {
+      if (gate.startable(pod)) {
         Deployment deployment = desired(fleet, pod, config);
         deployments.put(ResourceID.fromResource(deployment), deployment);
       }
@@ -68,12 +72,12 @@ public class AgentDeploymentsDependentResource
   }
 
   /**
-   * Applies the Deployment; when it turns autoscaled, hands its replica count over first. An apply
-   * that leaves out a field its manager held removes the field, and Kubernetes defaults replicas to
-   * 1: an agent of 3 pods would drop to 1 until the autoscaler scaled it back. Another manager
-   * first applies the current count, so it survives the operator letting go (Kubernetes'
-   * server-side apply documentation, "Transferring ownership"); the autoscaler's next scale takes
-   * it from there.
+   * Applies the Deployment; when it turns autoscaled, hands its replica count over first; when its
+   * pods' selector changed, replaces it. An apply that leaves out a field its manager held removes
+   * the field, and Kubernetes defaults replicas to 1: an agent of 3 pods would drop to 1 until the
+   * autoscaler scaled it back. Another manager first applies the current count, so it survives the
+   * operator letting go (Kubernetes' server-side apply documentation, "Transferring ownership");
+   * the autoscaler's next scale takes it from there.
    */
   @Override
   public Deployment update(
@@ -81,6 +85,17 @@ public class AgentDeploymentsDependentResource
       Deployment desired,
       PallasDeployment primary,
       Context<PallasDeployment> context) {
+    if (!actual.getSpec().getSelector().equals(desired.getSpec().getSelector())) {
+      // the name passed from an agent's own pod to a pod group, or back (an agent g removed and a
+      // group g added in one change): a Deployment's selector cannot change, so the old one goes
+      // (its pods with it, in the background) and the new one is created in its place
+      context
+          .getClient()
+          .resource(actual)
+          .withPropagationPolicy(DeletionPropagation.BACKGROUND)
+          .delete();
+      return create(desired, primary, context);
+    }
     if (desired.getSpec().getReplicas() == null
         && actual.getSpec().getReplicas() != null
         && holdsReplicas(actual, context.getControllerConfiguration().fieldManager())) {
@@ -114,37 +129,37 @@ public class AgentDeploymentsDependentResource
             .anyMatch(spec -> spec instanceof Map<?, ?> m && m.containsKey("f:replicas"));
   }
 
-  /** The command line the agent-runtime image runs for one agent (docs/operator.md). */
-  public static List<String> args(String agent, int port, OperatorConfig config) {
-    return List.of(
-        "serve",
-        "-f",
-        PallasNames.CONFIG_FILE,
-        "--agent",
-        agent,
-        "--cluster",
-        "--drain-timeout",
-        Integer.toString(config.drainSeconds()),
-        "--probe-port",
-        Integer.toString(PallasNames.probePort(port)));
+  /**
+   * The command line the agent-runtime image runs for a pod's agents (docs/operator.md): one {@code
+   * --agent} each.
+   */
+  public static List<String> args(FleetPod pod, OperatorConfig config) {
+    List<String> args = new ArrayList<>(List.of("serve", "-f", PallasNames.CONFIG_FILE));
+    pod.agentNames().forEach(agent -> args.addAll(List.of("--agent", agent)));
+    args.addAll(
+        List.of(
+            "--cluster",
+            "--drain-timeout",
+            Integer.toString(config.drainSeconds()),
+            "--probe-port",
+            Integer.toString(pod.probePort())));
+    return List.copyOf(args);
   }
 
-  static Deployment desired(RenderedFleet fleet, AgentPod pod, OperatorConfig config) {
-    String agent = pod.agent().name();
-    String name = PallasNames.agentObject(fleet.name(), agent);
+  static Deployment desired(RenderedFleet fleet, FleetPod pod, OperatorConfig config) {
+    String name = PallasNames.agentObject(fleet.name(), pod.name());
+    boolean autoscaled = !pod.grouped() && pod.alone().agent().autoscaling() != null;
     Deployment deployment =
         new DeploymentBuilder()
-            .withMetadata(
-                Owners.metadata(fleet, name, PallasNames.agentLabels(fleet.name(), agent)))
+            .withMetadata(Owners.metadata(fleet, name, pod.labels(fleet.name())))
             .withNewSpec()
             // with autoscaling the HorizontalPodAutoscaler owns replicas: left out of what is
-            // applied,
-            // server-side apply neither resets nor claims them (docs/operator.md, "Scaling")
-            .withReplicas(
-                pod.agent().autoscaling() == null ? pod.agent().effectiveReplicas() : null)
+            // applied, server-side apply neither resets nor claims them (docs/operator.md,
+            // "Scaling"); a pod group is not autoscaled
+            .withReplicas(autoscaled ? null : pod.replicas())
             .withRevisionHistoryLimit(3)
             .withNewSelector()
-            .withMatchLabels(PallasNames.agentSelector(fleet.name(), agent))
+            .withMatchLabels(pod.selector(fleet.name()))
             .endSelector()
             // a new pod is ready before an old one goes, so the agent keeps serving during a
             // rollout
@@ -157,7 +172,7 @@ public class AgentDeploymentsDependentResource
             .endStrategy()
             .withNewTemplate()
             .withNewMetadata()
-            .withLabels(PallasNames.agentLabels(fleet.name(), agent))
+            .withLabels(pod.labels(fleet.name()))
             .addToAnnotations(PallasNames.CONFIG_HASH_ANNOTATION, pod.configHash())
             .endMetadata()
             .withNewSpec()
@@ -166,17 +181,16 @@ public class AgentDeploymentsDependentResource
             .withTerminationGracePeriodSeconds(
                 (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
             .withSecurityContext(Pods.podSecurity())
-            .withTopologySpreadConstraints(
-                Pods.spread(PallasNames.agentSelector(fleet.name(), agent)))
+            .withTopologySpreadConstraints(Pods.spread(pod.selector(fleet.name())))
             .withImagePullSecrets(Pods.pullSecrets(config))
             .addNewContainer()
             .withName("agent")
             .withImage(config.runtimeImage())
             .withImagePullPolicy(config.imagePullPolicy())
-            .withArgs(args(agent, pod.port(), config))
-            .withPorts(Pods.agentPorts(pod.port()))
+            .withArgs(args(pod, config))
+            .withPorts(Pods.agentPorts(pod))
             .withEnv(pod.env())
-            .withResources(Pods.resources(pod.agent().resources()))
+            .withResources(Pods.resources(pod.resources()))
             .withReadinessProbe(Pods.readiness(PallasNames.PROBE_PORT_NAME))
             .withLivenessProbe(Pods.liveness(PallasNames.PROBE_PORT_NAME))
             .withStartupProbe(Pods.startup(PallasNames.PROBE_PORT_NAME))
@@ -199,11 +213,7 @@ public class AgentDeploymentsDependentResource
     // a change of these changes the pod template, which rolls the agent's pods
     deployment
         .getSpec()
-        .setTemplate(
-            Pods.withSettings(
-                deployment.getSpec().getTemplate(),
-                fleet.primary().getSpec().podOf(pod.agent()),
-                false));
+        .setTemplate(Pods.withSettings(deployment.getSpec().getTemplate(), pod.settings(), false));
     return deployment;
   }
 }

@@ -2,7 +2,7 @@ package ca.helu.pallas.operator.dependent;
 
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
-import ca.helu.pallas.operator.render.AgentPod;
+import ca.helu.pallas.operator.render.FleetPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
@@ -20,10 +20,10 @@ import java.util.Map;
 
 /**
  * Per agent that runs more than one pod ({@code replicas} or {@code autoscaling.minReplicas} above
- * 1) a PodDisruptionBudget {@code X-a} allowing one of its pods down at a time: a node drain then
- * evicts them one by one and the agent keeps serving. An agent of one pod gets none (a budget of
- * one pod would block every drain, docs/operator.md, "Disruptions"); it goes when the agent drops
- * to one.
+ * 1), or pod group of more than one pod, a PodDisruptionBudget {@code X-a} (or {@code X-g})
+ * allowing one of its pods down at a time: a node drain then evicts them one by one and the agents
+ * keep serving. One pod gets none (a budget of one pod would block every drain, docs/operator.md,
+ * "Disruptions"); it goes when the count drops to one.
  */
 @KubernetesDependent(informer = @Informer(labelSelector = Selectors.AGENTS))
 public class AgentDisruptionBudgetsDependentResource
@@ -44,8 +44,8 @@ public class AgentDisruptionBudgetsDependentResource
 
   static Map<ResourceID, PodDisruptionBudget> desired(RenderedFleet fleet) {
     Map<ResourceID, PodDisruptionBudget> budgets = new LinkedHashMap<>();
-    for (AgentPod pod : fleet.agents().values()) {
-      if (pod.agent().replicated()) {
+    for (FleetPod pod : fleet.pods().values()) {
+      if (pod.replicated()) {
         PodDisruptionBudget budget = desired(fleet, pod);
         budgets.put(ResourceID.fromResource(budget), budget);
       }
@@ -53,18 +53,15 @@ public class AgentDisruptionBudgetsDependentResource
     return budgets;
   }
 
-  static PodDisruptionBudget desired(RenderedFleet fleet, AgentPod pod) {
-    String agent = pod.agent().name();
+  static PodDisruptionBudget desired(RenderedFleet fleet, FleetPod pod) {
     return new PodDisruptionBudgetBuilder()
         .withMetadata(
             Owners.metadata(
-                fleet,
-                PallasNames.agentObject(fleet.name(), agent),
-                PallasNames.agentLabels(fleet.name(), agent)))
+                fleet, PallasNames.agentObject(fleet.name(), pod.name()), pod.labels(fleet.name())))
         .withNewSpec()
         .withMaxUnavailable(new IntOrString(1))
         .withNewSelector()
-        .withMatchLabels(PallasNames.agentSelector(fleet.name(), agent))
+        .withMatchLabels(pod.selector(fleet.name()))
         .endSelector()
         .endSpec()
         .build();

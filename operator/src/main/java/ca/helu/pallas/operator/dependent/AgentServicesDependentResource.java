@@ -3,7 +3,8 @@ package ca.helu.pallas.operator.dependent;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.SessionAffinity;
-import ca.helu.pallas.operator.render.AgentPod;
+import ca.helu.pallas.operator.render.FleetPod;
+import ca.helu.pallas.operator.render.RenderedAgent;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Service;
@@ -20,7 +21,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Predicate;
 
-/** Per agent a Service {@code X-a} on the agent's port; agents and Daedalus call it by DNS name. */
+/**
+ * Per agent a Service {@code X-a} on the agent's port; agents and Daedalus call it by DNS name. It
+ * selects the pods that serve the agent: its own, or its pod group's (docs/operator.md, "Agents
+ * sharing a pod").
+ */
 @KubernetesDependent(informer = @Informer(labelSelector = Selectors.AGENTS))
 public class AgentServicesDependentResource
     extends KubernetesDependentResource<Service, PallasDeployment>
@@ -47,19 +52,20 @@ public class AgentServicesDependentResource
 
   static Map<ResourceID, Service> desired(RenderedFleet fleet) {
     Map<ResourceID, Service> services = new LinkedHashMap<>();
-    for (AgentPod pod : fleet.agents().values()) {
-      Service service = desired(fleet, pod);
+    for (RenderedAgent agent : fleet.agents().values()) {
+      Service service = desired(fleet, agent);
       services.put(ResourceID.fromResource(service), service);
     }
     return services;
   }
 
-  static Service desired(RenderedFleet fleet, AgentPod pod) {
-    String agent = pod.agent().name();
+  static Service desired(RenderedFleet fleet, RenderedAgent rendered) {
+    String agent = rendered.name();
+    FleetPod pod = fleet.podOf(agent);
     // affinity set only when asked for: left out, the Service has Kubernetes' default (None), and
     // taking it back out of an applied ClientIP restores that default
     String affinity =
-        pod.agent().effectiveSessionAffinity() == SessionAffinity.CLIENT_IP
+        rendered.agent().effectiveSessionAffinity() == SessionAffinity.CLIENT_IP
             ? SessionAffinity.CLIENT_IP.wireName()
             : null;
     return new ServiceBuilder()
@@ -71,11 +77,13 @@ public class AgentServicesDependentResource
         .withNewSpec()
         .withType("ClusterIP")
         .withSessionAffinity(affinity)
-        .withSelector(PallasNames.agentSelector(fleet.name(), agent))
+        .withSelector(pod.selector(fleet.name()))
         .addNewPort()
         .withName(PallasNames.PORT_NAME)
-        .withPort(pod.port())
-        .withTargetPort(new IntOrString(PallasNames.PORT_NAME))
+        .withPort(rendered.port())
+        .withTargetPort(
+            new IntOrString(
+                pod.grouped() ? Pods.groupPortName(rendered.port()) : PallasNames.PORT_NAME))
         .withProtocol("TCP")
         .endPort()
         .endSpec()

@@ -3,7 +3,8 @@ package ca.helu.pallas.operator.dependent;
 import ca.helu.pallas.api.NetworkPolicySpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
-import ca.helu.pallas.operator.render.AgentPod;
+import ca.helu.pallas.operator.render.FleetPod;
+import ca.helu.pallas.operator.render.RenderedAgent;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
@@ -69,10 +70,14 @@ public class NetworkPolicyDependentResource
     NetworkPolicySpec spec = fleet.primary().getSpec().effectiveNetworkPolicy();
     List<NetworkPolicyPort> serving = new ArrayList<>();
     List<NetworkPolicyPort> probes = new ArrayList<>();
-    for (AgentPod pod : fleet.agents().values()) {
-      serving.add(port(pod.port()));
-      probes.add(port(PallasNames.probePort(pod.port())));
+    for (RenderedAgent agent : fleet.agents().values()) {
+      serving.add(port(agent.port()));
     }
+    // one per pod: a pod group's pods answer the probes of all their agents on one port
+    fleet.pods().values().stream()
+        .map(FleetPod::probePort)
+        .distinct()
+        .forEach(p -> probes.add(port(p)));
     List<NetworkPolicyPort> agentsAndRegistry = new ArrayList<>(serving);
     agentsAndRegistry.add(port(fleet.primary().getSpec().effectiveRegistry().effectivePort()));
 

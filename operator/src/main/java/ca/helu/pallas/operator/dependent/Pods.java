@@ -4,6 +4,8 @@ import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.PodSettingsSpec;
 import ca.helu.pallas.operator.OperatorConfig;
+import ca.helu.pallas.operator.render.FleetPod;
+import ca.helu.pallas.operator.render.RenderedAgent;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.Capabilities;
 import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
@@ -91,11 +93,25 @@ final class Pods {
     return List.of(containerPort(PallasNames.PORT_NAME, port));
   }
 
-  /** An agent's MCP port and its probe port (PallasNames.probePort). */
-  static List<ContainerPort> agentPorts(int port) {
-    return List.of(
-        containerPort(PallasNames.PORT_NAME, port),
-        containerPort(PallasNames.PROBE_PORT_NAME, PallasNames.probePort(port)));
+  /**
+   * The MCP port of each of a pod's agents and its probe port: an agent's own pod names its port
+   * {@code http}; a pod group's name each {@link #groupPortName}, since one container's port names
+   * are unique and at most 15 characters, which agent names are not.
+   */
+  static List<ContainerPort> agentPorts(FleetPod pod) {
+    List<ContainerPort> ports = new ArrayList<>();
+    for (RenderedAgent agent : pod.agents()) {
+      ports.add(
+          containerPort(
+              pod.grouped() ? groupPortName(agent.port()) : PallasNames.PORT_NAME, agent.port()));
+    }
+    ports.add(containerPort(PallasNames.PROBE_PORT_NAME, pod.probePort()));
+    return ports;
+  }
+
+  /** The container port name of an agent's MCP port in a pod group's pod, e.g. mcp-24201. */
+  static String groupPortName(int port) {
+    return "mcp-" + port;
   }
 
   private static ContainerPort containerPort(String name, int port) {

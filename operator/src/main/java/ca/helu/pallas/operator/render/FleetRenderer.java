@@ -8,6 +8,7 @@ import ca.helu.pallas.api.McpServerSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.PodGroupSpec;
 import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.api.ProvidersSpec;
 import ca.helu.pallas.api.SecretValue;
@@ -27,11 +28,14 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -82,7 +86,7 @@ public final class FleetRenderer {
     StoreSpec store = storeOf(spec, digests, defaultStore);
     String inlineSecret = PallasNames.inlineSecret(name);
     AgentGraph graph = AgentGraph.of(rendered);
-    Map<String, AgentPod> agents = new LinkedHashMap<>();
+    Map<String, RenderedAgent> agents = new LinkedHashMap<>();
     for (AgentSpec agent : rendered.effectiveAgents()) {
       List<SecretRef> refs = secretsOf(rendered, agent);
       Map<String, EnvVar> env = new TreeMap<>();
@@ -113,15 +117,56 @@ public final class FleetRenderer {
       Map<String, Object> view = agentView(rendered, agent, manifest, secretDigests);
       agents.put(
           agent.name(),
-          new AgentPod(
+          new RenderedAgent(
               agent,
               port,
               List.copyOf(env.values()),
               sha256(canonical(view)),
               graph.dependencies(agent.name())));
     }
+    Map<String, List<RenderedAgent>> members = new LinkedHashMap<>();
+    agents
+        .values()
+        .forEach(a ->
+            members.computeIfAbsent(rendered.podNameOf(a.agent()), p -> new ArrayList<>()).add(a));
+    Map<String, FleetPod> pods = new LinkedHashMap<>();
+    members.forEach((pod, list) -> pods.put(pod, pod(rendered, pod, list)));
     return new RenderedFleet(
-        primary, yaml, Map.copyOf(inline), agents, missing.stream().distinct().toList());
+        primary, yaml, Map.copyOf(inline), agents, pods, missing.stream().distinct().toList());
+  }
+
+  /**
+   * The Deployment of one agent, or of a pod group's agents (docs/operator.md, "Agents sharing a
+   * pod"): the union of their variables, and a hash of theirs, so that a change to any of them
+   * rolls the group; an agent's own pod keeps its agent's hash.
+   */
+  private static FleetPod pod(PallasDeploymentSpec spec, String name, List<RenderedAgent> agents) {
+    RenderedAgent first = agents.get(0);
+    PodGroupSpec group = spec.podGroupOf(first.agent()).orElse(null);
+    Map<String, EnvVar> env = new TreeMap<>();
+    Set<String> names = new LinkedHashSet<>();
+    Set<String> dependencies = new LinkedHashSet<>();
+    Map<String, String> hashes = new LinkedHashMap<>();
+    for (RenderedAgent a : agents) {
+      a.env().forEach(v -> env.put(v.getName(), v));
+      names.add(a.name());
+      dependencies.addAll(a.dependencies());
+      hashes.put(a.name(), a.configHash());
+    }
+    dependencies.removeAll(names);
+    return new FleetPod(
+        name,
+        group,
+        List.copyOf(agents),
+        List.copyOf(env.values()),
+        group == null
+            ? first.configHash()
+            : sha256(canonical(Map.of("group", name, "agents", hashes))),
+        PallasNames.probePort(agents.stream().map(RenderedAgent::port).toList()),
+        Collections.unmodifiableSet(dependencies),
+        spec.replicasOf(first.agent()),
+        group == null ? first.agent().resources() : group.resources(),
+        spec.podOf(first.agent()));
   }
 
   /**

@@ -13,15 +13,25 @@ import java.util.Map;
  * @param primary the PallasDeployment as stored
  * @param manifestYaml the rendered manifest for ConfigMap {@code X-config}
  * @param inlineSecretData inline secret values by key, for Secret {@code X-inline}
- * @param agents each agent's pod inputs, in manifest order
+ * @param agents what each agent needs of its pods, by name, in manifest order
+ * @param pods the agents' Deployments, by pod name ({@link FleetPod}), in manifest order
  * @param missingSecrets Secrets or keys that do not exist, each naming the field that uses it
  */
 public record RenderedFleet(
     PallasDeployment primary,
     String manifestYaml,
     Map<String, String> inlineSecretData,
-    Map<String, AgentPod> agents,
+    Map<String, RenderedAgent> agents,
+    Map<String, FleetPod> pods,
     List<String> missingSecrets) {
+
+  /** The pod that serves an agent: its own, or its pod group's. */
+  public FleetPod podOf(String agent) {
+    return pods.values().stream()
+        .filter(p -> p.agentNames().contains(agent))
+        .findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no agent " + agent));
+  }
 
   public String name() {
     return primary.getMetadata().getName();

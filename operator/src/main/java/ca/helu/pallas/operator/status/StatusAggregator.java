@@ -54,7 +54,7 @@ public final class StatusAggregator {
     for (AgentSpec agent : agents) {
       Deployment d = o.agents().get(agent.name());
       // with autoscaling, ready at its minimum; the pods wanted now are the autoscaler's choice
-      int wanted = agent.effectiveReplicas();
+      int wanted = primary.getSpec().replicasOf(agent);
       int readyReplicas = readyReplicas(d);
       List<String> waitingFor = o.gate() == null ? null : o.gate().waitingFor().get(agent.name());
       Verification v = o.verifications() == null ? null : o.verifications().get(agent.name());

@@ -55,8 +55,7 @@ class DesiredTest {
   @Test
   void agentDeploymentRunsTheRuntimeRestrictedWithItsSecretsAndHash() {
     Deployment d =
-        AgentDeploymentsDependentResource.desired(
-            FLEET, FLEET.agents().get("tech_research"), CONFIG);
+        AgentDeploymentsDependentResource.desired(FLEET, FLEET.pods().get("tech_research"), CONFIG);
     assertThat(d.getMetadata().getName()).isEqualTo("fleet-tech-research");
     assertOwnedAndLabelled(d);
     assertThat(d.getSpec().getTemplate().getSpec().getImagePullSecrets())
@@ -112,7 +111,7 @@ class DesiredTest {
         .extracting(m -> m.getMountPath())
         .containsExactly(PallasNames.CONFIG_DIR, "/tmp");
     assertThat(
-            AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG)
+            AgentDeploymentsDependentResource.desired(FLEET, FLEET.pods().get("coord"), CONFIG)
                 .getSpec()
                 .getTemplate()
                 .getSpec()
@@ -160,12 +159,12 @@ class DesiredTest {
     assertThat(hpa.getSpec().getMetrics().get(0).getPods().getTarget().getAverageValue())
         .hasToString("10");
     assertThat(
-            AgentDeploymentsDependentResource.desired(fleet, fleet.agents().get("a"), CONFIG)
+            AgentDeploymentsDependentResource.desired(fleet, fleet.pods().get("a"), CONFIG)
                 .getSpec()
                 .getReplicas())
         .isNull();
     assertThat(
-            AgentDeploymentsDependentResource.desired(fleet, fleet.agents().get("b"), CONFIG)
+            AgentDeploymentsDependentResource.desired(fleet, fleet.pods().get("b"), CONFIG)
                 .getSpec()
                 .getReplicas())
         .isEqualTo(2);
@@ -183,7 +182,7 @@ class DesiredTest {
     assertThat(budget.getSpec().getSelector().getMatchLabels())
         .isEqualTo(PallasNames.agentSelector("fleet", "tech_research"));
     var spread =
-        AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG)
+        AgentDeploymentsDependentResource.desired(FLEET, FLEET.pods().get("coord"), CONFIG)
             .getSpec()
             .getTemplate()
             .getSpec()
@@ -267,12 +266,11 @@ class DesiredTest {
 
   @Test
   void desiredIsPure() {
-    assertThat(
-            AgentDeploymentsDependentResource.desired(FLEET, FLEET.agents().get("coord"), CONFIG))
+    assertThat(AgentDeploymentsDependentResource.desired(FLEET, FLEET.pods().get("coord"), CONFIG))
         .isEqualTo(
             AgentDeploymentsDependentResource.desired(
                 FleetRenderer.render(FLEET.primary(), name -> Optional.of(Map.of("k", "digest"))),
-                FLEET.agents().get("coord"),
+                FLEET.pods().get("coord"),
                 CONFIG));
     assertThat(FleetRenderer.render(FLEET.primary(), SecretDigests.NONE).missingSecrets())
         .isNotEmpty();

@@ -83,13 +83,13 @@ class ExamplesIT {
         .atMost(Duration.ofSeconds(60))
         .untilAsserted(() -> {
           for (AgentSpec agent : d.getSpec().effectiveAgents()) {
-            Deployment dep = agentDeployment(ns, name, agent.name());
+            Deployment dep = agentDeployment(ns, d, agent);
             if (dep != null && !StartGate.available(dep)) {
               KubeCluster.shared().markAvailable(dep);
             }
           }
           for (AgentSpec agent : d.getSpec().effectiveAgents()) {
-            assertThat(agentDeployment(ns, name, agent.name()))
+            assertThat(agentDeployment(ns, d, agent))
                 .as(agent.name())
                 .matches(StartGate::available);
           }
@@ -113,18 +113,21 @@ class ExamplesIT {
 
     for (AgentSpec agent : d.getSpec().effectiveAgents()) {
       String object = PallasNames.agentObject(name, agent.name());
-      Deployment dep = agentDeployment(ns, name, agent.name());
+      // its own pod, or its pod group's (examples/pod-groups.yaml)
+      Deployment dep = agentDeployment(ns, d, agent);
       assertOwned(dep, created);
       assertThat(dep.getMetadata().getLabels())
-          .containsAllEntriesOf(PallasNames.agentLabels(name, agent.name()));
+          .containsAllEntriesOf(PallasNames.agentPodSelector(d, agent));
       assertThat(dep.getSpec().getTemplate().getMetadata().getAnnotations())
           .containsKey(PallasNames.CONFIG_HASH_ANNOTATION);
       Container c = dep.getSpec().getTemplate().getSpec().getContainers().get(0);
       assertThat(c.getImage()).isEqualTo(TestOperator.IMAGE);
       assertThat(c.getArgs())
           .containsSubsequence("serve", "-f", PallasNames.CONFIG_FILE, "--agent", agent.name());
-      assertThat(c.getPorts().get(0).getContainerPort()).isEqualTo(d.getSpec().portOf(agent));
-      assertThat(dep.getSpec().getReplicas()).isEqualTo(agent.effectiveReplicas());
+      assertThat(c.getPorts())
+          .extracting(p -> p.getContainerPort())
+          .contains(d.getSpec().portOf(agent));
+      assertThat(dep.getSpec().getReplicas()).isEqualTo(d.getSpec().replicasOf(agent));
       assertRestricted(dep.getSpec().getTemplate().getSpec());
       // spec.pod under agents[].pod, field by field (examples/placement.yaml)
       PodSettingsSpec settings = d.getSpec().podOf(agent);
@@ -143,10 +146,23 @@ class ExamplesIT {
 
       Service svc = K8S.services().inNamespace(ns).withName(object).get();
       assertOwned(svc, created);
-      assertThat(svc.getSpec().getSelector())
-          .isEqualTo(PallasNames.agentSelector(name, agent.name()));
+      assertThat(svc.getSpec().getSelector()).isEqualTo(PallasNames.agentPodSelector(d, agent));
       assertThat(svc.getSpec().getPorts().get(0).getPort()).isEqualTo(d.getSpec().portOf(agent));
     }
+    // one Deployment per pod: an agent's own, or its pod group's
+    assertThat(
+            K8S.apps()
+                .deployments()
+                .inNamespace(ns)
+                .withLabel(PallasNames.LABEL_COMPONENT, PallasNames.COMPONENT_AGENT)
+                .list()
+                .getItems())
+        .extracting(dep -> dep.getMetadata().getName())
+        .containsExactlyInAnyOrderElementsOf(
+            d.getSpec().effectiveAgents().stream()
+                .map(a -> PallasNames.agentObject(name, d.getSpec().podNameOf(a)))
+                .distinct()
+                .toList());
     assertOwned(registry, created);
     assertRestricted(registry.getSpec().getTemplate().getSpec());
     assertThat(registry.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs())
@@ -203,11 +219,12 @@ class ExamplesIT {
         .hasSize(5);
   }
 
-  private static Deployment agentDeployment(String ns, String name, String agent) {
+  /** The Deployment of the pods that serve an agent: its own, or its pod group's. */
+  private static Deployment agentDeployment(String ns, PallasDeployment d, AgentSpec agent) {
     return K8S.apps()
         .deployments()
         .inNamespace(ns)
-        .withName(PallasNames.agentObject(name, agent))
+        .withName(PallasNames.agentObject(d.name(), d.getSpec().podNameOf(agent)))
         .get();
   }
 

@@ -83,8 +83,7 @@ class NetworkPolicyIT {
         .isEqualTo(Map.of("app.kubernetes.io/name", "prometheus"));
     // the probe ports, from anywhere
     assertThat(rules.get(4).getFrom()).isEmpty();
-    assertThat(ports(rules.get(4)))
-        .containsExactly(PallasNames.probePort(24401), PallasNames.probePort(24402));
+    assertThat(ports(rules.get(4))).containsExactly(PallasNames.PROBE_PORT);
 
     // named peers replace the default; turned off, the policy goes
     Fixtures.replaceSpec(

@@ -597,6 +597,218 @@ class RealClusterIT {
         .containsPattern("ten\\s+True\\s+10/10");
   }
 
+  /**
+   * What twelve agents cost (issue 21 §4): a pod each, then one pod group, on the passthrough
+   * model, each fleet alone on the node. Printed: apply to Ready, the cgroup working set of the
+   * agent pods once every agent answered the operator's handshake and five calls, and each pod's
+   * own start to ready (its log's "ready N ms after the JVM started"). docs/benchmarks.md, "Real
+   * cluster", has the figures.
+   */
+  @Test
+  @Order(40)
+  void twelveAgentsInPodsOfTheirOwn() throws Exception {
+    // the fleets of the tests before hold most of the node's 2 cores in CPU requests
+    cluster.kubectl(
+        "delete",
+        "namespace",
+        "ten",
+        "rollout",
+        "provider",
+        "--ignore-not-found",
+        "--wait=true",
+        "--timeout=300s");
+    FleetCost solo = twelveAgents("solo", false);
+    System.out.printf(
+        "12 agents, a pod each: kubectl apply to Ready=True %.1f s; working set per pod median %d"
+            + " MiB (%d to %d), %d MiB in all; start to ready per pod median %d ms (%s)%n",
+        solo.applyToReady(),
+        median(solo.workingSets()),
+        solo.workingSets().stream().mapToLong(Long::longValue).min().orElseThrow(),
+        solo.workingSets().stream().mapToLong(Long::longValue).max().orElseThrow(),
+        solo.workingSets().stream().mapToLong(Long::longValue).sum(),
+        median(solo.readyMillis()),
+        solo.readyMillis());
+    assertThat(solo.workingSets()).hasSize(12);
+  }
+
+  @Test
+  @Order(41)
+  void twelveAgentsInOnePodGroup() throws Exception {
+    FleetCost grouped = twelveAgents("grouped", true);
+    long pod = grouped.workingSets().get(0);
+    System.out.printf(
+        "12 agents in one pod group: kubectl apply to Ready=True %.1f s; working set of the pod %d"
+            + " MiB, %.1f MiB per agent; start to ready %d ms%n",
+        grouped.applyToReady(), pod, pod / 12.0, grouped.readyMillis().get(0));
+    assertThat(grouped.workingSets()).as("one pod serves the twelve").hasSize(1);
+  }
+
+  /**
+   * docs/install.md's "A fleet in less memory", verbatim: examples/pod-groups.yaml on the node, two
+   * Deployments for six agents, and an agent of one group calling an agent of the other through its
+   * Service.
+   */
+  @Test
+  @Order(42)
+  void theDocumentedPodGroupsExampleRuns() throws Exception {
+    List<String> commands =
+        Readme.block(Path.of("..", "docs", "install.md"), "### A fleet in less memory");
+    assertThat(cluster.sh(commands.get(0), LONG).ok())
+        .contains("pallasdeployment.pallas.helu.ca/crew created");
+    cluster.kubectl("wait", "pallas/crew", "--for=condition=Ready", "--timeout=300s");
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "deployments",
+                "-l",
+                "app.kubernetes.io/instance=crew,app.kubernetes.io/component=agent",
+                "-o",
+                "jsonpath={.items[*].metadata.name}"))
+        .isEqualTo("crew-desk crew-research");
+    String triage =
+        cluster.kubectl("get", "service", "crew-triage", "-o", "jsonpath={.spec.clusterIP}");
+    String port =
+        cluster.kubectl("get", "service", "crew-triage", "-o", "jsonpath={.spec.ports[0].port}");
+    try (McpSyncClient client = mcpClient("http://" + triage + ":" + port)) {
+      client.initialize();
+      McpSchema.CallToolResult result =
+          client.callTool(
+              new McpSchema.CallToolRequest(
+                  "send_message",
+                  Map.of(
+                      "message",
+                      "***CALL_TOOL researcher__researcher {\"message\": \"across pods\"}")));
+      assertThat(((McpSchema.TextContent) result.content().get(0)).text()).contains("across pods");
+    }
+    cluster.kubectl("delete", "pallas", "crew", "--wait=true", "--timeout=120s");
+  }
+
+  /** Twelve agents' pods measured (FleetCost), in MiB and milliseconds. */
+  private record FleetCost(double applyToReady, List<Long> workingSets, List<Long> readyMillis) {}
+
+  /**
+   * Applies a fleet of twelve passthrough agents (in one pod group with {@code grouped}) in a
+   * namespace of its own, measures it, calls one agent through its Service, and deletes it.
+   */
+  private static FleetCost twelveAgents(String name, boolean grouped) throws Exception {
+    cluster.restrictedNamespace(name);
+    StringBuilder agents = new StringBuilder();
+    for (int i = 0; i < 12; i++) {
+      agents.append("    - {name: a").append(i).append("}\n");
+    }
+    Path manifest = dir.resolve(name + ".yaml");
+    Files.writeString(
+        manifest,
+        """
+        apiVersion: pallas.helu.ca/v1alpha1
+        kind: PallasDeployment
+        metadata:
+          name: %s
+        spec:
+          registry:
+            port: 24600
+          defaultModel: passthrough
+        %s  agents:
+        """
+                .formatted(
+                    name, grouped ? "  podGroups: [{name: all}]\n  defaultPodGroup: all\n" : "")
+            + agents);
+    long start = System.nanoTime();
+    cluster.kubectl("apply", "--namespace", name, "-f", manifest.toString());
+    cluster.kubectl(
+        "wait", "--namespace", name, "pallas/" + name, "--for=condition=Ready", "--timeout=600s");
+    double applyToReady = seconds(start);
+    assertThat(cluster.kubectl("get", "pallas", "--namespace", name))
+        .containsPattern(name + "\\s+True\\s+12/12");
+    // every agent answered the operator's initialize and tools/list through its own Service
+    await()
+        .atMost(Duration.ofMinutes(3))
+        .pollInterval(Duration.ofSeconds(1))
+        .until(
+            () ->
+                cluster.kubectl(
+                    "get",
+                    "pallas",
+                    name,
+                    "--namespace",
+                    name,
+                    "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Verified\")].status}"),
+            "True"::equals);
+    // five calls to the last agent, through its Service: it answers, and its port's metrics are
+    // its own
+    String ip =
+        cluster.kubectl(
+            "get",
+            "service",
+            name + "-a11",
+            "--namespace",
+            name,
+            "-o",
+            "jsonpath={.spec.clusterIP}");
+    try (McpSyncClient client = mcpClient("http://" + ip + ":24612")) {
+      client.initialize();
+      for (int i = 0; i < 5; i++) {
+        McpSchema.CallToolResult result =
+            client.callTool(
+                new McpSchema.CallToolRequest("send_message", Map.of("message", "call " + i)));
+        assertThat(((McpSchema.TextContent) result.content().get(0)).text()).isEqualTo("call " + i);
+      }
+    }
+    String metrics = cluster.sh("curl -s http://" + ip + ":24612/metrics", LONG).ok();
+    assertThat(metrics).contains("pallas_send_message_total{agent=\"a11\",outcome=\"ok\"} 5.0");
+    assertThat(metrics).doesNotContain("agent=\"a10\"");
+
+    List<String[]> pods =
+        cluster
+            .kubectl(
+                "get",
+                "pods",
+                "--namespace",
+                name,
+                "-l",
+                "app.kubernetes.io/component=agent",
+                "-o",
+                "jsonpath={range .items[*]}{.metadata.name} {.metadata.uid}{\"\\n\"}{end}")
+            .lines()
+            .map(l -> l.split(" "))
+            .toList();
+    // the working sets once they settle: two reads two seconds apart within 1 MiB of each other
+    AtomicReference<List<Long>> last = new AtomicReference<>(List.of());
+    List<Long> workingSets =
+        await()
+            .atMost(Duration.ofMinutes(1))
+            .pollInterval(Duration.ofSeconds(2))
+            .until(
+                () -> {
+                  List<Long> now = new ArrayList<>();
+                  for (String[] pod : pods) {
+                    now.add(workingSetBytes(pod[1]) >> 20);
+                  }
+                  List<Long> before = last.getAndSet(now);
+                  return before.size() == now.size()
+                          && java.util.stream.IntStream.range(0, now.size())
+                              .allMatch(i -> Math.abs(now.get(i) - before.get(i)) <= 1)
+                      ? now
+                      : null;
+                },
+                ws -> ws != null);
+    List<Long> readyMillis = new ArrayList<>();
+    Pattern ready = Pattern.compile("ready (\\d+) ms after the JVM started");
+    for (String[] pod : pods) {
+      Matcher m = ready.matcher(cluster.kubectl("logs", "--namespace", name, pod[0]));
+      assertThat(m.find()).as("%s logs its start to ready", pod[0]).isTrue();
+      readyMillis.add(Long.parseLong(m.group(1)));
+    }
+    cluster.kubectl("delete", "namespace", name, "--wait=true", "--timeout=300s");
+    return new FleetCost(applyToReady, workingSets, readyMillis);
+  }
+
+  private static long median(List<Long> values) {
+    List<Long> sorted = values.stream().sorted().toList();
+    return sorted.get(sorted.size() / 2);
+  }
+
   /** The names of an agent's pods (one replica here), terminating ones included. */
   private static String agentPod(String namespace, String agent) throws Exception {
     return cluster.kubectl(

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
@@ -70,6 +71,79 @@ class RolloutIT {
         .atMost(Duration.ofSeconds(30))
         .until(() -> agentDeployment(d, "c").getSpec().getReplicas() == 3);
     assertThat(hashes(d)).isEqualTo(hashes);
+  }
+
+  /**
+   * A pod group rolls when any of its agents changes, and only then; an agent moved out of it gets
+   * a pod of its own; a name that passes from an agent's pod to a group's (a Deployment whose
+   * selector cannot change) is replaced (docs/operator.md, "Agents sharing a pod").
+   */
+  @Test
+  void aPodGroupRollsWhenAnyOfItsAgentsChanges() {
+    TestOperator.shared();
+    String ns = KubeCluster.shared().namespace("rollout-group");
+    String spec =
+        """
+          defaultModel: passthrough
+          podGroups: [{name: g}]
+          agents:
+            - {name: a, podGroup: g, instruction: one}
+            - {name: b, podGroup: g, instruction: two}
+            - {name: c, instruction: three}
+        """;
+    PallasDeployment d = Fixtures.create("fleet", ns, spec);
+    awaitAndMarkAvailable(d, "g");
+    awaitAndMarkAvailable(d, "c");
+    assertThat(agentDeployment(d, "a")).as("a runs in g's pods").isNull();
+    String g = configHash(d, "g");
+    String c = configHash(d, "c");
+
+    Fixtures.replaceSpec(d, spec.replace("instruction: two", "instruction: 2"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> !configHash(d, "g").equals(g));
+    assertThat(configHash(d, "c")).isEqualTo(c);
+
+    // b leaves the group for a pod of its own: g rolls (it no longer serves b), c does not
+    String g2 = configHash(d, "g");
+    Fixtures.replaceSpec(
+        d, spec.replace("{name: b, podGroup: g, instruction: two}", "{name: b, instruction: 2}"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> agentDeployment(d, "b") != null);
+    assertThat(configHash(d, "g")).isNotEqualTo(g2);
+    assertThat(configHash(d, "c")).isEqualTo(c);
+    assertThat(
+            agentDeployment(d, "g")
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0)
+                .getArgs())
+        .containsSequence("--agent", "a", "--cluster");
+
+    // the agent c goes and a group named c takes its name: Deployment fleet-c is replaced
+    Fixtures.replaceSpec(
+        d,
+        """
+          defaultModel: passthrough
+          podGroups: [{name: g}, {name: c}]
+          agents:
+            - {name: a, podGroup: c, instruction: one}
+            - {name: b, podGroup: c, instruction: 2}
+        """);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> agentDeployment(d, "c"),
+            dep ->
+                dep != null
+                    && "c"
+                        .equals(
+                            dep.getSpec()
+                                .getSelector()
+                                .getMatchLabels()
+                                .get(PallasNames.LABEL_POD_GROUP)));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> agentDeployment(d, "g") == null && agentDeployment(d, "b") == null);
   }
 
   private static Map<String, String> awaitOnlyChanged(

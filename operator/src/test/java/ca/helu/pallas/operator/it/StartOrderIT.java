@@ -83,6 +83,39 @@ class StartOrderIT {
         .until(() -> agentDeployment(d, "front") != null);
   }
 
+  /**
+   * A pod group starts once the agents its agents need in other pods are available; its agents do
+   * not wait for each other, their process starts them in order (docs/operator.md, "Agents sharing
+   * a pod").
+   */
+  @Test
+  void aPodGroupWaitsForTheAgentsItsAgentsNeedElsewhere() {
+    TestOperator.shared();
+    String ns = KubeCluster.shared().namespace("order-group");
+    PallasDeployment d =
+        Fixtures.create(
+            "fleet",
+            ns,
+            """
+              defaultModel: passthrough
+              podGroups: [{name: g}]
+              agents:
+                - {name: front, podGroup: g, servers: [middle]}
+                - {name: middle, podGroup: g, dependsOn: [back]}
+                - {name: back}
+            """);
+    assertThat(awaitCondition(d, "Progressing", "WaitingForDependencies").getMessage())
+        .isEqualTo("front waits for back; middle waits for back");
+    assertThat(agentDeployment(d, "g")).isNull();
+    awaitAndMarkAvailable(d, "back");
+    Deployment g = awaitAndMarkAvailable(d, "g");
+    assertThat(g.getSpec().getTemplate().getSpec().getContainers().get(0).getArgs())
+        .containsSequence("--agent", "front", "--agent", "middle");
+    Fixtures.awaitRegistryAndMarkAvailable(d);
+    awaitCondition(d, "Ready", "AllAgentsReady");
+    assertThat(Fixtures.get(d).getStatus().agentsReady()).isEqualTo("3/3");
+  }
+
   private static AgentStatus agentStatus(PallasDeployment d, String agent) {
     return await()
         .atMost(Duration.ofSeconds(30))
