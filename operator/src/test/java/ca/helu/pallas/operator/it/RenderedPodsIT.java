@@ -149,6 +149,61 @@ class RenderedPodsIT {
     assertThat(PODS.get(2).isAlive()).isTrue();
   }
 
+  /**
+   * A pod group's rendered pod boots (docs/operator.md, "Agents sharing a pod"): one process serves
+   * both agents on their own ports, its probe port is ready, and one agent reaches the other by its
+   * Service name.
+   */
+  @Test
+  void aRenderedPodGroupServesEachOfItsAgents(@TempDir Path dir) throws Exception {
+    TestOperator.shared();
+    String ns = KubeCluster.shared().namespace("boot-group");
+    int[] ports = LocalPod.freePorts(3);
+    PallasDeployment d =
+        Fixtures.create(
+            "group",
+            ns,
+            """
+              registry: {port: %d}
+              defaultModel: passthrough
+              podGroups: [{name: both}]
+              defaultPodGroup: both
+              agents:
+                - {name: helper, port: %d}
+                - {name: coordinator, port: %d, servers: [helper]}
+            """
+                .formatted(ports[0], ports[1], ports[2]));
+    Deployment both = awaitAndMarkAvailable(d, "both");
+    Path hosts = dir.resolve("hosts");
+    Files.writeString(
+        hosts,
+        "127.0.0.1 "
+            + PallasNames.agentServiceHost("group", ns, "helper")
+            + " "
+            + PallasNames.agentServiceHost("group", ns, "coordinator")
+            + "\n");
+    try (LocalPod pod = LocalPod.start(K8S, both, dir.resolve("both"), hosts, null)) {
+      assertGroupServes(pod, ports);
+    }
+  }
+
+  private static void assertGroupServes(LocalPod pod, int[] ports) throws Exception {
+    await()
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> HttpStatus.of("http://127.0.0.1:" + pod.probePort() + "/readyz") == 200);
+    for (int port : List.of(ports[1], ports[2])) {
+      assertThat(HttpStatus.of("http://127.0.0.1:" + port + "/readyz")).isEqualTo(200);
+    }
+    try (McpSyncClient client = mcp("http://127.0.0.1:" + ports[2] + "/mcp")) {
+      McpSchema.CallToolResult reply =
+          client.callTool(
+              new McpSchema.CallToolRequest(
+                  "send_message",
+                  Map.of("message", "***CALL_TOOL helper__helper {\"message\": \"in one pod\"}")));
+      assertThat(((McpSchema.TextContent) reply.content().get(0)).text()).contains("in one pod");
+    }
+  }
+
   private static JsonNode health(McpSyncClient client) throws Exception {
     McpSchema.CallToolResult health =
         client.callTool(new McpSchema.CallToolRequest("get_health", Map.of()));
