@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds both images and measures them: sizes, and the runtime image's start to /readyz with and
-# without its AOT cache (benchmarks/images.py). Writes the "Images" section of docs/benchmarks.md.
-# Needs root, as a container runtime does. Takes about 2 minutes.
+# Builds both images and measures them: sizes, the runtime image's start to /readyz with and
+# without its AOT cache, and an agent pod's memory with the image's JVM options and the former
+# ones (benchmarks/images.py). Writes the "Images" section of docs/benchmarks.md.
+# Needs root, as a container runtime does. Takes about 6 minutes (7 runs of each).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./mvnw -q -DskipTests package -pl agent-runtime,operator -am

@@ -63,9 +63,11 @@ def can_run():
     return os.geteuid() == 0 and shutil.which("unshare") is not None
 
 
-def start(root, config, args, extra_env=None, output=None):
+def start(root, config, args, extra_env=None, output=None, cgroup=None):
     """The image's entrypoint with args, as its user, in its root filesystem (a new session:
-    signal the process group to stop it); output=subprocess.PIPE captures what it prints."""
+    signal the process group to stop it); output=subprocess.PIPE captures what it prints; with
+    cgroup (a directory of the cgroup filesystem), it runs in that cgroup from its first byte, as a
+    pod runs in its own, so that what it uses is counted there."""
     c = config["config"]
     env = dict(e.split("=", 1) for e in c.get("Env", []))
     env.update(extra_env or {})
@@ -81,11 +83,16 @@ def start(root, config, args, extra_env=None, output=None):
         + " ".join("'" + a.replace("'", "'\\''") + "'" for a in command)
     )
     # the image's environment exactly (host commands are named by their full paths)
+
+    def enter_cgroup():
+        with open(os.path.join(cgroup, "cgroup.procs"), "w") as procs:
+            procs.write(str(os.getpid()))
+
     return subprocess.Popen(
         [unshare, "--mount", "--pid", "--fork", "--kill-child=SIGTERM",
          shutil.which("sh"), "-c", script],
         env=env, stdout=output, stderr=subprocess.STDOUT if output else None,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=enter_cgroup if cgroup else None)
 
 
 def stop(process, timeout=60):
