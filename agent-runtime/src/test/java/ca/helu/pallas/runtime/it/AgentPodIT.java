@@ -10,8 +10,11 @@ import ca.helu.pallas.api.SecretVariables;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RunningFleet;
+import io.modelcontextprotocol.client.McpSyncClient;
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -66,9 +69,12 @@ class AgentPodIT {
               providers:
                 openai: {baseUrl: "%s", apiKey: {secretKeyRef: {name: llm, key: openai}}}
                 anthropic: {baseUrl: "%s", apiKey: {secretKeyRef: {name: llm, key: anthropic}}}
+              podGroups: [{name: small}]
               agents:
                 - {name: writer, port: ${port:writer}, model: openai.qwen3-8b}
                 - {name: critic, port: ${port:critic}, model: anthropic.claude-sonnet-4-5}
+                - {name: helper, port: ${port:helper}, model: passthrough, podGroup: small,
+                   dependsOn: [writer]}
             """
                 .formatted(openai.baseUrl(), anthropic.baseUrl())));
     spec = ManifestParser.read(file).getSpec();
@@ -142,7 +148,79 @@ class AgentPodIT {
     assertThat(infoSeries(metrics))
         .containsExactlyInAnyOrder(
             "pallas_agent_info{agent=\"writer\",port=\"" + port("writer") + "\"} 1",
-            "pallas_agent_info{agent=\"critic\",port=\"" + port("critic") + "\"} 1");
+            "pallas_agent_info{agent=\"critic\",port=\"" + port("critic") + "\"} 1",
+            "pallas_agent_info{agent=\"helper\",port=\"" + port("helper") + "\"} 1");
+  }
+
+  /**
+   * A pod group's pod (docs/operator.md, "Agents sharing a pod"): one process serves the writer and
+   * the helper, each on its own port with its own /readyz and its own series on /metrics; the probe
+   * port answers for both; the process checks the providers of its own agents only, with their keys
+   * (the group's pod holds the writer's key, not the critic's).
+   */
+  @Test
+  void aPodGroupsPodServesEachOfItsAgentsOnItsOwnPort() throws Exception {
+    int probePort;
+    try (ServerSocket free = new ServerSocket(0)) {
+      probePort = free.getLocalPort();
+    }
+    Process pod =
+        serve(
+            Map.of(variable("openai"), OPENAI_KEY),
+            "--agent",
+            "writer",
+            "--agent",
+            "helper",
+            "--probe-port",
+            Integer.toString(probePort));
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .failFast("serve exited", () -> !pod.isAlive())
+        .until(() -> HttpStatus.of("http://127.0.0.1:" + probePort + "/readyz") == 200);
+    assertThat(HttpStatus.of(url("writer", "/readyz"))).isEqualTo(200);
+    assertThat(HttpStatus.of(url("helper", "/readyz"))).isEqualTo(200);
+    assertThat(HttpStatus.of("http://127.0.0.1:" + probePort + "/livez")).isEqualTo(200);
+    assertThat(HttpStatus.of("http://127.0.0.1:" + probePort + "/metrics"))
+        .as("the probe port answers probes only")
+        .isEqualTo(404);
+    assertThat(HttpStatus.of(url("critic", "/readyz")))
+        .as("the critic runs in a pod of its own")
+        .isEqualTo(-1);
+    assertThat(anthropic.requests()).isEmpty();
+    assertThat(openai.requests())
+        .singleElement()
+        .satisfies(r -> assertThat(r.header("Authorization")).isEqualTo("Bearer " + OPENAI_KEY));
+
+    try (McpSyncClient helper = McpClients.connect(url("helper", "/mcp"))) {
+      assertThat(McpClients.text(McpClients.send(helper, "send_message", "from the group")))
+          .isEqualTo("from the group");
+    }
+    // each port shows its agent's series; the process's own once, on the first agent's port (the
+    // JVM's are bound just after ready)
+    String writer =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> get(url("writer", "/metrics")), m -> m.contains("jvm_memory_used_bytes"));
+    String helper = get(url("helper", "/metrics"));
+    assertThat(writer)
+        .contains("pallas_agent_info{agent=\"writer\"", "pallas_up 1.0")
+        .contains("pallas_llm_provider_up{provider=\"openai\"} 1.0")
+        .doesNotContain("agent=\"helper\"", "agent=\"critic\"");
+    assertThat(helper)
+        .contains(
+            "pallas_agent_info{agent=\"helper\"",
+            "pallas_send_message_total{agent=\"helper\",outcome=\"ok\"} 1.0")
+        .doesNotContain("agent=\"writer\"", "jvm_", "pallas_up", "pallas_llm_provider_up");
+  }
+
+  private String url(String agent, String path) {
+    return "http://127.0.0.1:" + port(agent) + path;
+  }
+
+  private static String get(String url) throws IOException, InterruptedException {
+    return HTTP.send(
+            HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString())
+        .body();
   }
 
   /** The re-probes of a pod, like its first check, go to its own agent's provider only. */
@@ -224,14 +302,10 @@ class AgentPodIT {
    * The agent's /metrics once it is ready (its provider checked: serve checks before it listens).
    */
   private String metrics(String agent, Process p) throws Exception {
-    String base = "http://127.0.0.1:" + port(agent);
     await()
         .atMost(Duration.ofSeconds(60))
         .failFast("serve exited", () -> !p.isAlive())
-        .until(() -> HttpStatus.of(base + "/readyz") == 200);
-    return HTTP.send(
-            HttpRequest.newBuilder(URI.create(base + "/metrics")).build(),
-            HttpResponse.BodyHandlers.ofString())
-        .body();
+        .until(() -> HttpStatus.of(url(agent, "/readyz")) == 200);
+    return get(url(agent, "/metrics"));
   }
 }

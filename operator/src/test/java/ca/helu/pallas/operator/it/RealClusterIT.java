@@ -106,18 +106,7 @@ class RealClusterIT {
 
     // the operator's own MCP handshake with each agent, through its Service (docs/status.md,
     // "Verified"): the pod network and the cluster's DNS as the operator's pod sees them
-    await()
-        .atMost(Duration.ofMinutes(2))
-        .pollInterval(Duration.ofSeconds(1))
-        .until(
-            () ->
-                cluster.kubectl(
-                    "get",
-                    "pallas",
-                    "quickstart",
-                    "-o",
-                    "jsonpath={.status.conditions[?(@.type==\"Verified\")].status}"),
-            "True"::equals);
+    awaitVerified("default", "quickstart");
     assertThat(
             cluster.kubectl(
                 "get", "pallas", "quickstart", "-o", "jsonpath={.status.agents[*].tools}"))
@@ -721,20 +710,7 @@ class RealClusterIT {
     assertThat(cluster.kubectl("get", "pallas", "--namespace", name))
         .containsPattern(name + "\\s+True\\s+12/12");
     // every agent answered the operator's initialize and tools/list through its own Service
-    await()
-        .atMost(Duration.ofMinutes(3))
-        .pollInterval(Duration.ofSeconds(1))
-        .until(
-            () ->
-                cluster.kubectl(
-                    "get",
-                    "pallas",
-                    name,
-                    "--namespace",
-                    name,
-                    "-o",
-                    "jsonpath={.status.conditions[?(@.type==\"Verified\")].status}"),
-            "True"::equals);
+    awaitVerified(name, name);
     // five calls to the last agent, through its Service: it answers, and its port's metrics are
     // its own
     String ip =
@@ -802,6 +778,24 @@ class RealClusterIT {
     }
     cluster.kubectl("delete", "namespace", name, "--wait=true", "--timeout=300s");
     return new FleetCost(applyToReady, workingSets, readyMillis);
+  }
+
+  /** Until every agent of a fleet answered the operator's MCP handshake (docs/status.md). */
+  private static void awaitVerified(String namespace, String pallas) {
+    await()
+        .atMost(Duration.ofMinutes(3))
+        .pollInterval(Duration.ofSeconds(1))
+        .until(
+            () ->
+                cluster.kubectl(
+                    "get",
+                    "pallas",
+                    pallas,
+                    "--namespace",
+                    namespace,
+                    "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Verified\")].status}"),
+            "True"::equals);
   }
 
   private static long median(List<Long> values) {

@@ -72,14 +72,7 @@ class RenderedPodsIT {
     awaitAndMarkAvailable(d, "coordinator");
     Deployment registry = Fixtures.awaitRegistryAndMarkAvailable(d);
 
-    Path hosts = dir.resolve("hosts");
-    Files.writeString(
-        hosts,
-        "127.0.0.1 "
-            + PallasNames.agentServiceHost("boot", ns, "helper")
-            + " "
-            + PallasNames.agentServiceHost("boot", ns, "coordinator")
-            + "\n");
+    Path hosts = hosts(dir, "boot", ns);
     for (String agent : List.of("helper", "coordinator")) {
       PODS.add(
           LocalPod.start(K8S, Fixtures.agentDeployment(d, agent), dir.resolve(agent), hosts, null));
@@ -174,14 +167,7 @@ class RenderedPodsIT {
             """
                 .formatted(ports[0], ports[1], ports[2]));
     Deployment both = awaitAndMarkAvailable(d, "both");
-    Path hosts = dir.resolve("hosts");
-    Files.writeString(
-        hosts,
-        "127.0.0.1 "
-            + PallasNames.agentServiceHost("group", ns, "helper")
-            + " "
-            + PallasNames.agentServiceHost("group", ns, "coordinator")
-            + "\n");
+    Path hosts = hosts(dir, "group", ns);
     try (LocalPod pod = LocalPod.start(K8S, both, dir.resolve("both"), hosts, null)) {
       assertGroupServes(pod, ports);
     }
@@ -202,6 +188,17 @@ class RenderedPodsIT {
                   Map.of("message", "***CALL_TOOL helper__helper {\"message\": \"in one pod\"}")));
       assertThat(((McpSchema.TextContent) reply.content().get(0)).text()).contains("in one pod");
     }
+  }
+
+  /** A hosts file that resolves the helper's and the coordinator's Service names here. */
+  private static Path hosts(Path dir, String fleet, String ns) throws Exception {
+    return Files.writeString(
+        dir.resolve("hosts"),
+        "127.0.0.1 "
+            + PallasNames.agentServiceHost(fleet, ns, "helper")
+            + " "
+            + PallasNames.agentServiceHost(fleet, ns, "coordinator")
+            + "\n");
   }
 
   private static JsonNode health(McpSyncClient client) throws Exception {
