@@ -48,6 +48,8 @@ public final class Fleet implements AutoCloseable {
   // every agent's MCP sessions, for the replicas that share the store (docs/runtime.md, Sessions)
   private final SessionStores sessions;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
+  // the order the agents started in, which they drain in reverse
+  private volatile List<List<String>> waves = List.of();
   private RegistryServer registry;
   private HttpHost probes;
 
@@ -139,8 +141,13 @@ public final class Fleet implements AutoCloseable {
         + "/.well-known/mcp/server.json";
   }
 
+  /**
+   * Where an agent calls another: on 127.0.0.1 when this process serves it too (serve mode, or a
+   * pod group's pod, where the call then needs neither the pod's readiness nor its Service while
+   * the pod starts or drains), else at its Service (docs/operator.md, "Agents sharing a pod").
+   */
   private String peerUrl(AgentSpec peer) {
-    if (options.cluster()) {
+    if (options.cluster() && !options.onlyAgents().contains(peer.name())) {
       return PallasNames.peerUrl(deployment, peer);
     }
     return "http://127.0.0.1:" + spec().portOf(peer) + "/mcp";
@@ -181,7 +188,8 @@ public final class Fleet implements AutoCloseable {
   }
 
   private void startInWaves(AgentGraph graph) {
-    for (List<String> wave : graph.waves()) {
+    waves = graph.waves();
+    for (List<String> wave : waves) {
       for (String name : wave) {
         startAgent(spec().agent(name).orElseThrow());
       }
@@ -351,15 +359,28 @@ public final class Fleet implements AutoCloseable {
     return lines;
   }
 
-  /** Refuses new calls, waits for running ones, then stops every listener. */
+  /**
+   * Refuses new calls, waits for running ones, then stops every listener, all within {@code
+   * timeout}. The agents drain wave by wave in the reverse of their start: those that call others
+   * first, so that a call in progress still reaches the agents it calls in this process; the agents
+   * of a wave at once, so that one agent's wait does not eat the others' time.
+   */
   public void drainAndClose(Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (AgentHost host : agents.values()) {
+    for (List<String> wave : waves.reversed()) {
+      List<Thread> draining = new ArrayList<>();
+      for (String name : wave) {
+        AgentHost host = agents.get(name);
+        if (host != null) {
+          draining.add(
+              Thread.ofVirtual()
+                  .name("pallas-drain-" + name)
+                  .start(() -> drain(host, deadline, timeout)));
+        }
+      }
       try {
-        long left = Math.max(0, deadline - System.nanoTime());
-        if (!host.drain(Duration.ofNanos(left))) {
-          LOG.warn(
-              "agent {}: calls still running after {}; stopping anyway", host.agent(), timeout);
+        for (Thread t : draining) {
+          t.join();
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -367,6 +388,16 @@ public final class Fleet implements AutoCloseable {
       }
     }
     close();
+  }
+
+  private static void drain(AgentHost host, long deadline, Duration timeout) {
+    try {
+      if (!host.drain(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+        LOG.warn("agent {}: calls still running after {}; stopping anyway", host.agent(), timeout);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Override

@@ -16,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -161,6 +162,64 @@ class DrainHandOverIT {
       assertThat(RawMcp.text(RawMcp.answer(served.body(), 9).path("result"))).isEqualTo("after");
       // that was its last connection: the drain ends well before its deadline
       drain.get(10, TimeUnit.SECONDS);
+    } finally {
+      threads.shutdownNow();
+    }
+  }
+
+  /**
+   * A pod group's pod (docs/operator.md, "Agents sharing a pod") reaches the agents it serves
+   * itself on 127.0.0.1, not through their Service (which no cluster resolves here, and which drops
+   * a draining pod), and drains the agent that calls first: the coordinator's call in flight (3 s
+   * on the slow model), which asks the helper of the same pod only then, is answered although the
+   * drain began before it asked.
+   */
+  @Test
+  void aPodGroupsPodDrainsTheAgentsThatCallOthersFirst() throws Exception {
+    ExecutorService threads = Executors.newCachedThreadPool();
+    try (RunningFleet fleet =
+        RunningFleet.start(
+            """
+            apiVersion: pallas.helu.ca/v1alpha1
+            kind: PallasDeployment
+            metadata: {name: group}
+            spec:
+              registry: {port: ${port:registry}}
+              defaultModel: passthrough
+              podGroups: [{name: both}]
+              defaultPodGroup: both
+              agents:
+                - {name: coordinator, port: ${port:coordinator}, servers: [helper], model: slow}
+                - {name: helper, port: ${port:helper}}
+            """,
+            options ->
+                options.withCluster(true).withOnlyAgents(List.of("coordinator", "helper")))) {
+      RawMcp coordinator = RawMcp.open(fleet.mcpUrl("coordinator"), null);
+      CompletableFuture<JsonNode> call =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return coordinator.callTool(
+                      "send_message",
+                      Map.of("message", "***CALL_TOOL helper__helper {\"message\": \"relayed\"}"));
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              },
+              threads);
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() ->
+              fleet
+                  .metrics()
+                  .scrape()
+                  .contains("pallas_send_message_in_flight{agent=\"coordinator\"} 1.0"));
+      CompletableFuture<Void> drain =
+          CompletableFuture.runAsync(() -> fleet.drain(Duration.ofSeconds(20)), threads);
+      JsonNode result = call.get(30, TimeUnit.SECONDS);
+      assertThat(result.path("isError").asBoolean()).as(result.toString()).isFalse();
+      assertThat(RawMcp.text(result)).contains("relayed");
+      drain.get(30, TimeUnit.SECONDS);
     } finally {
       threads.shutdownNow();
     }
