@@ -69,11 +69,6 @@ public final class AgentGraph {
     return new AgentGraph(inside);
   }
 
-  /** A cycle among the pods of {@link #pods}, as {@code g -> b -> g}, if there is one. */
-  public Optional<String> podCycle(PallasDeploymentSpec spec) {
-    return pods(spec).cycle();
-  }
-
   /** The agents this one needs running first, in manifest order. */
   public Set<String> dependencies(String agent) {
     return needs.getOrDefault(agent, Set.of());

@@ -119,7 +119,8 @@ final class PodGroups {
    */
   static void checkStartOrder(PallasDeploymentSpec s, List<String> p) {
     AgentGraph.of(s)
-        .podCycle(s)
+        .pods(s)
+        .cycle()
         .ifPresent(cycle ->
             p.add(
                 "spec.podGroups: pods that would wait for each other to start: "
