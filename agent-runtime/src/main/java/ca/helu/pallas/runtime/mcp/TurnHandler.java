@@ -92,6 +92,7 @@ final class TurnHandler {
   private final Tracing tracing;
   private final Tracer tracer;
   private final String invokeAgentSpan;
+  private final String agentToolSpan;
   private final String scopeName;
 
   TurnHandler(
@@ -119,6 +120,7 @@ final class TurnHandler {
     this.tracing = tracing;
     this.tracer = tracing.tracer();
     this.invokeAgentSpan = "invoke_agent " + agent;
+    this.agentToolSpan = "tools/call " + agent;
     this.scopeName = scope.name().toLowerCase(Locale.ROOT);
   }
 
@@ -229,12 +231,12 @@ final class TurnHandler {
     return span;
   }
 
-  /** The server span's name: the agent's tools' names are few, the usual ones made once. */
-  private static String serverSpanName(String tool) {
+  /** The server span's name, made once for each of the agent's tools. */
+  private String serverSpanName(String tool) {
     return switch (tool) {
       case "send_message" -> "tools/call send_message";
       case "get_health" -> "tools/call get_health";
-      default -> "tools/call " + tool;
+      default -> tool.equals(agent) ? agentToolSpan : "tools/call " + tool;
     };
   }
 
