@@ -199,6 +199,24 @@ public final class TestMcpServer implements AutoCloseable {
     return deletes.get();
   }
 
+  /**
+   * Adds a tool answering {@code answer}, and tells the server's sessions that its tools changed
+   * ({@code notifications/tools/list_changed}).
+   */
+  public void addTool(String name, String description, String answer) {
+    server.addTool(
+        McpServerFeatures.SyncToolSpecification.builder()
+            .tool(
+                McpSchema.Tool.builder()
+                    .name(name)
+                    .description(description)
+                    .inputSchema(McpJsonDefaults.getMapper(), "{\"type\":\"object\"}")
+                    .build())
+            .callHandler((exchange, request) -> text(answer))
+            .build());
+    server.notifyToolsListChanged();
+  }
+
   /** Stops listening at once, dropping every open connection and stream mid-response. */
   public void kill() {
     host.close();
