@@ -189,7 +189,8 @@ final class AgentResources {
 
   /**
    * The tools resource: {@code {"agent", "tools": [the agent's own], "servers": [{"name", "tools",
-   * "error"?}]}}, each tool as tools/list has it.
+   * "error"?, "pending"?}]}}, each tool as tools/list has it; {@code pending} while a server's
+   * first listing is under way.
    */
   private String toolsJson() {
     ObjectNode root = TREE.createObjectNode();
@@ -204,6 +205,9 @@ final class AgentResources {
       listing.tools().forEach(t -> tools.add(tree(t)));
       if (listing.error() != null) {
         server.put("error", listing.error());
+      }
+      if (listing.pending()) {
+        server.put("pending", true);
       }
     }
     return root.toString();

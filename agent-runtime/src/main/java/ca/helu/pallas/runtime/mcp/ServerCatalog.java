@@ -33,8 +33,9 @@ public interface ServerCatalog {
    *
    * @param tools as the server listed them last; empty while unknown
    * @param error why they are not known (not listed yet, or the listing failed), or null
+   * @param pending a first listing is under way
    */
-  record Listing(String server, List<McpSchema.Tool> tools, String error) {}
+  record Listing(String server, List<McpSchema.Tool> tools, String error, boolean pending) {}
 
   /**
    * A server's last probe.

@@ -88,7 +88,10 @@ final class AgentLink implements ResourceWatch.Listener, AutoCloseable {
     return url;
   }
 
-  /** Waits until the link has read the agent's tools or failed once, at most {@code timeout}. */
+  /**
+   * Waits until the link has read the agent's tools, its servers' listed, or failed once, at most
+   * {@code timeout}.
+   */
   void awaitFirst(Duration timeout) throws InterruptedException {
     first.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
@@ -107,7 +110,10 @@ final class AgentLink implements ResourceWatch.Listener, AutoCloseable {
         tools = now;
         changes.tools(agent);
       }
-      first.countDown();
+      // a first question waits for the servers' first listings too (they follow at once)
+      if (now != null && now.path("servers").findValues("pending").isEmpty()) {
+        first.countDown();
+      }
     } else if (uri.equals(serversUri)) {
       JsonNode now = parse(text);
       if (now != null) {

@@ -69,10 +69,12 @@ final class DownstreamCatalog implements ServerCatalog {
         .map(s -> {
           var tools = s.listed();
           String error = errors.get(s.name());
+          boolean pending = tools == null && error == null;
           return new Listing(
               s.name(),
               tools == null ? List.of() : tools,
-              tools == null && error == null ? "not listed yet" : error);
+              pending ? "not listed yet" : error,
+              pending);
         })
         .toList();
   }
