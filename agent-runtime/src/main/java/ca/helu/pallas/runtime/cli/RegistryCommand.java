@@ -108,8 +108,11 @@ final class RegistryCommand implements Command {
             common.bind,
             first.getSpec().effectiveRegistry().effectivePort(),
             agent -> PallasNames.agentUrl(current, agent),
-            // inside the cluster the registry reaches each agent at its Service
-            agent -> PallasNames.peerUrl(current, agent),
+            // following the operator's ConfigMap, the registry runs in the cluster and reaches each
+            // agent at its Service; following a file, at the URL it publishes
+            configMap != null
+                ? agent -> PallasNames.peerUrl(current, agent)
+                : agent -> PallasNames.agentUrl(current, agent),
             PallasNames.registryMcpUrl(first),
             tokens,
             new McpToolServers(new Secrets(env), Duration.ofMinutes(10)),

@@ -204,14 +204,20 @@ public final class TestMcpServer implements AutoCloseable {
    * ({@code notifications/tools/list_changed}).
    */
   public void addTool(String name, String description, String answer) {
+    addTool(
+        McpSchema.Tool.builder()
+            .name(name)
+            .description(description)
+            .inputSchema(McpJsonDefaults.getMapper(), "{\"type\":\"object\"}")
+            .build(),
+        answer);
+  }
+
+  /** Adds {@code tool}, answering {@code answer}, and tells the sessions the tools changed. */
+  public void addTool(McpSchema.Tool tool, String answer) {
     server.addTool(
         McpServerFeatures.SyncToolSpecification.builder()
-            .tool(
-                McpSchema.Tool.builder()
-                    .name(name)
-                    .description(description)
-                    .inputSchema(McpJsonDefaults.getMapper(), "{\"type\":\"object\"}")
-                    .build())
+            .tool(tool)
             .callHandler((exchange, request) -> text(answer))
             .build());
     server.notifyToolsListChanged();
