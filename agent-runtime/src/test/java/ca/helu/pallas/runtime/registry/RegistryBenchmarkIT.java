@@ -254,7 +254,7 @@ class RegistryBenchmarkIT {
               %s\
               """
                   .formatted(mcpServers, agents));
-      try (RunningFleet fleet = RunningFleet.start(manifest.replace("host: 127.0.0.1\n", ""))) {
+      try (RunningFleet fleet = RunningFleet.start(manifest.replace("  host: 127.0.0.1\n", ""))) {
         // the same ports for the registry command: a registry of its own on another port
         int port = RunningFleet.freePort();
         String own =
