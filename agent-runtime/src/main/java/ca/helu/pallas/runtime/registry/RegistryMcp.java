@@ -71,7 +71,7 @@ final class RegistryMcp implements AutoCloseable {
   static final int MAX_QUERIES = 20;
 
   /** How long a first question waits for the links opened by the first session. */
-  static final Duration FIRST_READ = Duration.ofSeconds(5);
+  static final Duration FIRST_READ = Duration.ofSeconds(10);
 
   private static final String FIND_TOOLS_SCHEMA =
       """
