@@ -6,7 +6,6 @@ import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.auth.InboundAuth;
-import ca.helu.pallas.runtime.auth.StaticTokenFiles;
 import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.config.Secrets;
@@ -146,14 +145,7 @@ final class RegistryCommand implements Command {
     if (auth == null || auth.staticTokens() == null) {
       return null;
     }
-    Path dir =
-        staticTokens != null
-            ? staticTokens
-            : env.get("PALLAS_STATIC_TOKENS_DIR")
-                .filter(v -> !v.isBlank())
-                .map(Path::of)
-                .orElse(null);
-    return dir == null ? null : StaticTokenFiles.read(dir);
+    return CommonOptions.staticTokens(staticTokens, env);
   }
 
   private ManifestSource fileSource(Environment env) {

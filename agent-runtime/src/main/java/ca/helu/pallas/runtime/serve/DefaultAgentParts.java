@@ -52,6 +52,12 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             Duration.ofMinutes(10),
             Retry.DEFAULT);
 
+    /** These timings, the downstream servers probed every {@code interval}. */
+    public Timings withHealthInterval(Duration interval) {
+      return new Timings(
+          slowModelDelay, interval, probeTimeout, providerReprobe, peerTimeout, retry);
+    }
+
     /** These timings, each LLM request bounded by {@code timeout} as a whole. */
     public Timings withLlmTimeout(Duration timeout) {
       return new Timings(

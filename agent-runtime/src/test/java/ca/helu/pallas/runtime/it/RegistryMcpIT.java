@@ -37,13 +37,7 @@ class RegistryMcpIT {
     tools = TestMcpServer.start();
     everything = ServerEverything.start();
     DefaultAgentParts.Timings timings =
-        new DefaultAgentParts.Timings(
-            DefaultAgentParts.Timings.DEFAULT.slowModelDelay(),
-            Duration.ofMillis(300),
-            DefaultAgentParts.Timings.DEFAULT.probeTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.providerReprobe(),
-            DefaultAgentParts.Timings.DEFAULT.peerTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.retry());
+        DefaultAgentParts.Timings.DEFAULT.withHealthInterval(Duration.ofMillis(300));
     fleet =
         RunningFleet.start(
             """
@@ -281,13 +275,7 @@ class RegistryMcpIT {
                 """
                     .formatted(breaking.url()),
                 Map.of(),
-                new DefaultAgentParts.Timings(
-                    DefaultAgentParts.Timings.DEFAULT.slowModelDelay(),
-                    Duration.ofMillis(200),
-                    DefaultAgentParts.Timings.DEFAULT.probeTimeout(),
-                    DefaultAgentParts.Timings.DEFAULT.providerReprobe(),
-                    DefaultAgentParts.Timings.DEFAULT.peerTimeout(),
-                    DefaultAgentParts.Timings.DEFAULT.retry()))) {
+                DefaultAgentParts.Timings.DEFAULT.withHealthInterval(Duration.ofMillis(200)))) {
       String uri = "pallas://agents/gamma/health";
       List<String> updates = new CopyOnWriteArrayList<>();
       List<Long> at = new CopyOnWriteArrayList<>();
@@ -305,7 +293,9 @@ class RegistryMcpIT {
         assertThat(client.listResources().resources())
             .extracting(McpSchema.Resource::uri)
             .containsExactly(uri);
-        await().atMost(Duration.ofSeconds(5)).until(() -> status(read(client, uri)).equals("ok"));
+        await()
+            .atMost(Duration.ofSeconds(5))
+            .until(() -> status(McpClients.resourceText(client, uri)).equals("ok"));
         client.subscribeResource(new McpSchema.SubscribeRequest(uri));
         long broken = System.nanoTime();
         breaking.kill();
@@ -324,12 +314,6 @@ class RegistryMcpIT {
         assertThat(now.get("message").asText()).startsWith("Unreachable: breaking");
       }
     }
-  }
-
-  private static String read(McpSyncClient client, String uri) {
-    return ((McpSchema.TextResourceContents)
-            client.readResource(new McpSchema.ReadResourceRequest(uri)).contents().get(0))
-        .text();
   }
 
   private static String status(String json) throws Exception {

@@ -138,13 +138,7 @@ class RegistryBenchmarkIT {
     int port = RunningFleet.unboundPort();
     TestMcpServer server = TestMcpServer.start(TestMcpServer.Mode.MCP, port);
     DefaultAgentParts.Timings timings =
-        new DefaultAgentParts.Timings(
-            DefaultAgentParts.Timings.DEFAULT.slowModelDelay(),
-            Duration.ofMillis(200),
-            DefaultAgentParts.Timings.DEFAULT.probeTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.providerReprobe(),
-            DefaultAgentParts.Timings.DEFAULT.peerTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.retry());
+        DefaultAgentParts.Timings.DEFAULT.withHealthInterval(Duration.ofMillis(200));
     String uri = "pallas://agents/watched/health";
     List<String> updates = new CopyOnWriteArrayList<>();
     List<Long> times = new CopyOnWriteArrayList<>();
@@ -206,11 +200,7 @@ class RegistryBenchmarkIT {
   }
 
   private static String status(McpSyncClient client, String uri) throws IOException {
-    String text =
-        ((McpSchema.TextResourceContents)
-                client.readResource(new McpSchema.ReadResourceRequest(uri)).contents().get(0))
-            .text();
-    return JSON.readTree(text).get("status").asText();
+    return JSON.readTree(McpClients.resourceText(client, uri)).get("status").asText();
   }
 
   /**
