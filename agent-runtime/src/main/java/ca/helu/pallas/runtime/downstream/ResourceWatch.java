@@ -44,7 +44,6 @@ public final class ResourceWatch implements AutoCloseable {
   private final Supplier<HttpClient> http;
   private final Listener listener;
   private final Object lock = new Object();
-  private Thread runner;
   private boolean closed; // guarded by lock
   private boolean gone; // guarded by lock: the server no longer knows the session
 
@@ -76,9 +75,7 @@ public final class ResourceWatch implements AutoCloseable {
 
   /** Starts connecting, in the background. */
   public ResourceWatch start() {
-    synchronized (lock) {
-      runner = Thread.ofVirtual().name("pallas-watch-" + name).start(this::run);
-    }
+    Thread.ofVirtual().name("pallas-watch-" + name).start(this::run);
     return this;
   }
 

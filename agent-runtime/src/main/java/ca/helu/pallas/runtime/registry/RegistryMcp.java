@@ -23,6 +23,7 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -238,7 +239,7 @@ final class RegistryMcp implements AutoCloseable {
         if (request.getHeader(HttpHeaders.MCP_SESSION_ID) == null) {
           index.activate();
         }
-        transport.service(request, (jakarta.servlet.http.HttpServletResponse) res);
+        transport.service(request, (HttpServletResponse) res);
       }
     };
   }
