@@ -44,7 +44,6 @@ import io.fabric8.kubernetes.model.annotation.Version;
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",
     type = AdditionalPrinterColumn.Type.DATE)
-// Every object is named {name}-{agent} or {name}-registry; a Service name is a DNS-1035 label.
 public class PallasDeployment extends CustomResource<PallasDeploymentSpec, PallasDeploymentStatus>
     implements Namespaced {
 

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * The rules across a fleet's entries: its name, unique names and ports, references that name
@@ -27,6 +28,8 @@ final class FleetRules {
           + " server a credential of its own (headers), or set spec.auth.oidc.allowForwarding: true";
 
   private static final String METADATA_NAME = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
+  private static final Pattern METADATA_NAME_PATTERN = Pattern.compile(METADATA_NAME);
+  private static final Pattern NAME = Pattern.compile(PallasNames.NAME_PATTERN);
 
   private static final String CEL_REGISTRY_PORT =
       "(has(self.registry) && has(self.registry.port) ? self.registry.port : "
@@ -58,7 +61,7 @@ final class FleetRules {
               .example(
                   "1fleet", "{defaultModel: passthrough, agents: [{name: a}]}", "metadata.name")
               .check((d, at, p) -> {
-                if (d.name() != null && !d.name().matches(METADATA_NAME)) {
+                if (d.name() != null && !METADATA_NAME_PATTERN.matcher(d.name()).matches()) {
                   p.add(
                       "metadata.name",
                       "'"
@@ -312,7 +315,7 @@ final class FleetRules {
               }));
 
   private static boolean validName(String name) {
-    return name != null && name.matches(PallasNames.NAME_PATTERN);
+    return name != null && NAME.matcher(name).matches();
   }
 
   private static Map<String, Integer> serverIndex(PallasDeploymentSpec s) {
