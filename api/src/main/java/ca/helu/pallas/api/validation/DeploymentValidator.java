@@ -50,9 +50,11 @@ public final class DeploymentValidator {
     ON_TYPE.getOrDefault(self.getClass(), List.of()).forEach(r -> r.check().check(self, at, p));
   }
 
-  /** A record of the api: its rules, then each field's constraints, rules and contents. */
+  /**
+   * A record of the api: each field's constraints, rules and contents, then the record's own rules
+   * across its fields, so that problems come in the order of the manifest, entries before lists.
+   */
   private static void walk(Object record, String at, Problems p) {
-    rulesOn(record, at, p);
     Map<String, List<Rule>> fieldRules = ON_FIELD.getOrDefault(record.getClass(), Map.of());
     for (FieldConstraints.Constrained field : FieldConstraints.of(record.getClass())) {
       Object value = field.valueOf(record);
@@ -73,6 +75,7 @@ public final class DeploymentValidator {
       }
       contents(value, field.entry(), path, p);
     }
+    rulesOn(record, at, p);
   }
 
   private static void contents(
