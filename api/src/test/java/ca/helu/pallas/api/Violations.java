@@ -1,6 +1,5 @@
 package ca.helu.pallas.api;
 
-import ca.helu.pallas.api.validation.Rule;
 import ca.helu.pallas.api.validation.Rules;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -51,11 +50,6 @@ public record Violations(String title, String yaml, String field, String text) {
                 r.example().field(),
                 r.messageExpression() == null ? r.message() : null))
         .toList();
-  }
-
-  /** Of the rule refusing token passthrough under OIDC, say. */
-  public static Rule rule(String message) {
-    return Rules.ALL.stream().filter(r -> r.message().equals(message)).findFirst().orElseThrow();
   }
 
   /** One per constraint of each field of each api record, at the first place the type is used. */
