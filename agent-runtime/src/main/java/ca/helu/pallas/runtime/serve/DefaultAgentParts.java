@@ -136,9 +136,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
       targets.putIfAbsent(
           m.key(),
           new ProviderHealth.Target(
-              m.key(),
-              m.provider(),
-              () -> preflight.check(m.provider(), m.name(), m.providerSpec(spec), secrets)));
+              m.key(), m.provider(), () -> preflight.check(m, m.providerSpec(spec), secrets)));
     }
     providers.start(targets.values(), timings.providerReprobe());
   }
