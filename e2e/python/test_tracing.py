@@ -23,13 +23,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import daedalus
 from conftest import ROOT, free_port, jar, wait_for
+from npm_servers import everything_entry
 
 pytestmark = pytest.mark.anyio
 
 # as testing/JaegerServer and testing/ServerEverything in agent-runtime build and install them
 JAEGER_MODULE = "github.com/jaegertracing/jaeger"
 JAEGER_VERSION = "v1.76.0"
-EVERYTHING_VERSION = "2026.8.31"
 HOME = Path.home()
 
 
@@ -54,20 +54,6 @@ def jaeger_binary() -> Path:
         )
         partial.rename(binary)
     return binary
-
-
-def everything_entry() -> Path:
-    """@modelcontextprotocol/server-everything, installed once, as testing/ServerEverything does."""
-    cache = HOME / ".cache/pallas-test" / f"server-everything-{EVERYTHING_VERSION}"
-    entry = cache / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    if not entry.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(cache),
-             f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"],
-            check=True, timeout=300,
-        )
-    return entry
 
 
 @pytest.fixture(scope="module")

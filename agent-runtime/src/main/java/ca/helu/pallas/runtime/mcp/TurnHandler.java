@@ -523,7 +523,7 @@ final class TurnHandler {
     return HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
 
-  private static Optional<String> bearer(McpAsyncServerExchange exchange) {
+  static Optional<String> bearer(McpAsyncServerExchange exchange) {
     Object auth = exchange.transportContext().get(AUTHORIZATION);
     if (auth instanceof String header && header.regionMatches(true, 0, "Bearer ", 0, 7)) {
       String token = header.substring(7).strip();
