@@ -401,7 +401,7 @@ class ClusterFleetIT {
     assertThat(leadToTools.name()).isEqualTo("tools/call tools");
     assertThat(leadToTools.tag("span.kind")).isEqualTo("client");
     assertThat(leadToTools.tag("pallas.peer.agent")).isEqualTo("tools");
-    // the peer's Service (PallasNames.peerUrl), so the span also says which pod was called
+    // the called agent by its Service (PallasNames.peerUrl)
     assertThat(leadToTools.tag("server.address")).isEqualTo("team-tools.team.svc");
     assertThat(leadTurn.name()).isEqualTo("invoke_agent lead");
     assertThat(leadCall.name()).isEqualTo("tools/call lead");
