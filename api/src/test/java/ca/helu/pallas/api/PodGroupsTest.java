@@ -2,6 +2,7 @@ package ca.helu.pallas.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ca.helu.pallas.api.validation.DeploymentValidator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.util.List;
 import java.util.Set;
@@ -9,10 +10,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * spec.podGroups as serve -f and the operator check it (issue 21 §4): which pod serves each agent,
- * the rules with the messages the CRD's CEL rules share (CelRulesIT), and the start order of pods
- * that hold several agents.
+ * the rules' words naming each entry (the CRD's side: CelRulesIT, from the rules' examples), and
+ * the start order of pods that hold several agents.
  */
 class PodGroupsTest {
+  private static final String NAME_TAKEN =
+      "a pod group may not be named registry nor after an agent (each names a Deployment X-<name>)";
+  private static final String GROUPED_AGENT_SETTINGS =
+      "an agent in a pod group (agents[].podGroup or spec.defaultPodGroup) takes its replicas,"
+          + " resources and pod from its podGroups entry and is not autoscaled: leave replicas,"
+          + " autoscaling, resources and pod out";
+
   private static PallasDeployment fleet(String spec) {
     try {
       return ManifestParser.yamlMapper()
@@ -62,10 +70,10 @@ class PodGroupsTest {
                 fleet(
                     "podGroups: [{name: g}, {name: g}, {name: a}, {name: registry},"
                         + " {name: x_y}, {name: x-y}], agents: [{name: a}]")))
-        .containsExactly(
+        .containsExactlyInAnyOrder(
             "spec.podGroups[1].name: 'g' duplicates spec.podGroups[0]",
-            "spec.podGroups[2].name: 'a': " + PodGroups.NAME_TAKEN,
-            "spec.podGroups[3].name: 'registry': " + PodGroups.NAME_TAKEN,
+            "spec.podGroups[2].name: 'a': " + NAME_TAKEN,
+            "spec.podGroups[3].name: 'registry': " + NAME_TAKEN,
             "spec.podGroups[5].name: 'x-y' and spec.podGroups[4] both become 'x-y' in object names"
                 + " ('_' is read as '-')");
     assertThat(
@@ -76,8 +84,8 @@ class PodGroupsTest {
         .containsExactly(
             "spec.defaultPodGroup: 'h' names no entry of spec.podGroups (g)",
             "spec.agents[0].podGroup: 'k' names no entry of spec.podGroups (g)",
-            "spec.agents[1]: " + PodGroups.GROUPED_AGENT_SETTINGS,
-            "spec.agents[2]: " + PodGroups.GROUPED_AGENT_SETTINGS);
+            "spec.agents[1]: " + GROUPED_AGENT_SETTINGS,
+            "spec.agents[2]: " + GROUPED_AGENT_SETTINGS);
     assertThat(
             DeploymentValidator.validate(
                 fleet("podGroups: [{name: " + "g".repeat(60) + "}], agents: [{name: a}]")))

@@ -25,7 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -141,6 +140,15 @@ public final class Fleet implements AutoCloseable {
         + "/.well-known/mcp/server.json";
   }
 
+  /** The registry's MCP URL, as a client reaches it: its resource identifier (docs/runtime.md). */
+  private String registryMcpUrl() {
+    if (options.cluster()) {
+      return PallasNames.registryMcpUrl(deployment);
+    }
+    String host = spec().host() == null ? "localhost" : spec().host();
+    return "http://" + host + ":" + spec().effectiveRegistry().effectivePort() + "/mcp";
+  }
+
   /**
    * Where an agent calls another: on 127.0.0.1 when this process serves it too (serve mode, or a
    * pod group's pod, where the call then needs neither the pod's readiness nor its Service while
@@ -167,13 +175,20 @@ public final class Fleet implements AutoCloseable {
         startProbes();
         return this;
       }
-      Function<AgentSpec, String> urls = this::publicUrl;
       registry =
           new RegistryServer(
-              options.bindAddress(),
-              spec().effectiveRegistry().effectivePort(),
+              new RegistryServer.Options(
+                  options.bindAddress(),
+                  spec().effectiveRegistry().effectivePort(),
+                  this::publicUrl,
+                  this::peerUrl,
+                  registryMcpUrl(),
+                  options.staticTokens(),
+                  partsFactory.toolServers(),
+                  options.allowedOrigins(),
+                  RegistryServer.LINK_TIMEOUT,
+                  RegistryServer.LINK_INTERVAL),
               spec(),
-              urls,
               metrics);
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
       // the original Pallas waits for each dependency's HTTP endpoint; in one process an agent's
@@ -265,7 +280,8 @@ public final class Fleet implements AutoCloseable {
               options.turns(),
               sessions,
               spec().callerLimitsOf(agent),
-              parts.tracing());
+              parts.tracing(),
+              parts.catalog());
       AgentHost host =
           new AgentHost(
               agent.name(),
@@ -406,11 +422,12 @@ public final class Fleet implements AutoCloseable {
       probes.close();
       probes = null;
     }
-    agents.values().forEach(AgentHost::close);
-    agents.clear();
+    // the registry first: its links to the agents end before the agents do
     if (registry != null) {
       registry.close();
       registry = null;
     }
+    agents.values().forEach(AgentHost::close);
+    agents.clear();
   }
 }
