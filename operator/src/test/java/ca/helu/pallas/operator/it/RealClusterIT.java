@@ -167,19 +167,11 @@ class RealClusterIT {
     String clusterIp =
         cluster.kubectl(
             "get", "service", "quickstart-coordinator", "-o", "jsonpath={.spec.clusterIP}");
-    try (McpSyncClient client = mcpClient("http://" + clusterIp + ":24202")) {
-      client.initialize();
-      McpSchema.CallToolResult result =
-          client.callTool(
-              new McpSchema.CallToolRequest(
-                  "send_message",
-                  Map.of(
-                      "message",
-                      "***CALL_TOOL helper__helper {\"message\": \"hello from the host\"}")));
-      assertThat(result.isError()).isNotEqualTo(Boolean.TRUE);
-      assertThat(((McpSchema.TextContent) result.content().get(0)).text())
-          .contains("hello from the host");
-    }
+    McpSchema.CallToolResult result =
+        relay("http://" + clusterIp + ":24202", "helper", "hello from the host");
+    assertThat(result.isError()).isNotEqualTo(Boolean.TRUE);
+    assertThat(((McpSchema.TextContent) result.content().get(0)).text())
+        .contains("hello from the host");
   }
 
   /**
@@ -773,18 +765,26 @@ class RealClusterIT {
         cluster.kubectl("get", "service", "crew-triage", "-o", "jsonpath={.spec.clusterIP}");
     String port =
         cluster.kubectl("get", "service", "crew-triage", "-o", "jsonpath={.spec.ports[0].port}");
-    try (McpSyncClient client = mcpClient("http://" + triage + ":" + port)) {
-      client.initialize();
-      McpSchema.CallToolResult result =
-          client.callTool(
-              new McpSchema.CallToolRequest(
-                  "send_message",
-                  Map.of(
-                      "message",
-                      "***CALL_TOOL researcher__researcher {\"message\": \"across pods\"}")));
-      assertThat(((McpSchema.TextContent) result.content().get(0)).text()).contains("across pods");
-    }
+    McpSchema.CallToolResult result =
+        relay("http://" + triage + ":" + port, "researcher", "across pods");
+    assertThat(((McpSchema.TextContent) result.content().get(0)).text()).contains("across pods");
     cluster.kubectl("delete", "pallas", "crew", "--wait=true", "--timeout=120s");
+  }
+
+  /**
+   * One send_message on a new session of the agent at {@code url} whose passthrough model calls
+   * agent {@code peer} with {@code message} (an agent-to-agent call).
+   */
+  private static McpSchema.CallToolResult relay(String url, String peer, String message) {
+    try (McpSyncClient client = mcpClient(url)) {
+      client.initialize();
+      return client.callTool(
+          new McpSchema.CallToolRequest(
+              "send_message",
+              Map.of(
+                  "message",
+                  "***CALL_TOOL " + peer + "__" + peer + " {\"message\": \"" + message + "\"}")));
+    }
   }
 
   /** Twelve agents' pods measured (FleetCost), in MiB and milliseconds. */
