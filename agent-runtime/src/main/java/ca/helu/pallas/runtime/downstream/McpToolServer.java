@@ -102,7 +102,8 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
             timeout,
             this::http,
             this::relay,
-            this::toolsChanged);
+            this::toolsChanged,
+            true);
     this.sessions =
         new SessionKeeper(
             name,
