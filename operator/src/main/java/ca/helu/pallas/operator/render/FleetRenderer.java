@@ -34,7 +34,8 @@ import java.util.function.Predicate;
  * Renders a valid PallasDeployment for the cluster (a pure function of the resource and the digests
  * of the Secrets it references). Inline secret values move to the owned Secret {@code X-inline} and
  * the manifest refers to them by {@code secretKeyRef}, so the ConfigMap holds no secret; each
- * {@code secretKeyRef} reaches its agents as the variable {@link SecretVariables} names.
+ * {@code secretKeyRef} reaches the pods that use it (its agents', and the registry's for a header
+ * of a server an agent calls) as the variable {@link SecretVariables} names.
  */
 public final class FleetRenderer {
   private static final ObjectMapper CANONICAL =
