@@ -69,6 +69,34 @@ class SecretFieldsTest {
     assertThat(SecretFields.secretNames(SPEC)).containsExactly("callers", "db", "llm", "otel", "t");
   }
 
+  /**
+   * The registry's call_tool calls the servers the agents call, with their headers: it needs those,
+   * and no provider key, no exporter's token, nothing of a server no agent calls.
+   */
+  @Test
+  void theRegistryNeedsTheHeadersOfTheServersTheAgentsCallOnly() {
+    PallasDeploymentSpec spec =
+        ManifestParser.parse(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: fleet}
+                spec:
+                  providers: {openai: {apiKey: {secretKeyRef: {name: llm, key: openai}}}}
+                  mcpServers:
+                    - {name: called, url: http://c/mcp, headers: [{name: A, valueFrom: {secretKeyRef: {name: c, key: k}}}]}
+                    - {name: idle, url: http://i/mcp, headers: [{name: A, valueFrom: {secretKeyRef: {name: i, key: k}}}]}
+                  tracing: {endpoint: http://jaeger:4318, headers: {name: otel, key: headers}}
+                  agents: [{name: a, model: openai.m, servers: [called]}]
+                """,
+                "registry.yaml")
+            .getSpec();
+    assertThat(SecretFields.values(spec))
+        .filteredOn(SecretFields.Value::usedByRegistry)
+        .extracting(SecretFields.Value::field)
+        .containsExactly("spec.mcpServers[0].headers[0].valueFrom");
+  }
+
   @Test
   void inlineValuesMoveToTheFleetsSecretAndNothingElseChanges() {
     Map<String, String> moved = new TreeMap<>();

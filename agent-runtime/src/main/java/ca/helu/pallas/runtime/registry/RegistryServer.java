@@ -82,8 +82,7 @@ public final class RegistryServer implements AutoCloseable {
             new RegistryMcp.Links(options.linkTimeout(), options.linkInterval()),
             calls,
             options.allowedOrigins(),
-            limits.maxSessions(),
-            limits.sessionIdle());
+            limits);
     metrics.registryIndexedTools(() -> mcp.index().search().size());
     HttpHost.Builder builder = HttpHost.builder(options.bindAddress(), options.port());
     // the agents' rules on the registry's /mcp too (docs/runtime.md, "Inbound authentication"):

@@ -12,8 +12,6 @@ import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
-import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
@@ -218,18 +216,6 @@ final class Pods {
     List<VolumeMount> mounts = new ArrayList<>(List.of(mounts().get(1)));
     tokensMount(fleet).ifPresent(mounts::add);
     return mounts;
-  }
-
-  /** The variable naming where the static tokens are mounted, when there are any. */
-  static List<EnvVar> registryEnv(RenderedFleet fleet) {
-    return staticTokens(fleet)
-        .map(secret ->
-            List.of(
-                new EnvVarBuilder()
-                    .withName("PALLAS_STATIC_TOKENS_DIR")
-                    .withValue(PallasNames.STATIC_TOKENS_DIR)
-                    .build()))
-        .orElse(List.of());
   }
 
   private static Optional<Volume> tokensVolume(RenderedFleet fleet) {

@@ -15,6 +15,7 @@ import java.util.Map;
  * @param inlineSecretData inline secret values by key, for Secret {@code X-inline}
  * @param agents what each agent needs of its pods, by name, in manifest order
  * @param pods the agents' Deployments, by pod name ({@link FleetPod}), in manifest order
+ * @param registry the registry pod's inputs
  * @param missingSecrets Secrets or keys that do not exist, each naming the field that uses it
  */
 public record RenderedFleet(
@@ -23,6 +24,7 @@ public record RenderedFleet(
     Map<String, String> inlineSecretData,
     Map<String, RenderedAgent> agents,
     Map<String, FleetPod> pods,
+    RegistryPod registry,
     List<String> missingSecrets) {
 
   /** The pod that serves an agent: its own, or its pod group's. */
