@@ -135,12 +135,7 @@ public final class PallasNames {
 
   /** Selector of one agent's pods (immutable once a Deployment exists). */
   public static Map<String, String> agentSelector(String deployment, String agent) {
-    Map<String, String> labels = new LinkedHashMap<>();
-    labels.put(LABEL_NAME, APP);
-    labels.put(LABEL_INSTANCE, deployment);
-    labels.put(LABEL_COMPONENT, COMPONENT_AGENT);
-    labels.put(LABEL_AGENT, agent);
-    return labels;
+    return agentPods(deployment, LABEL_AGENT, agent);
   }
 
   public static Map<String, String> agentLabels(String deployment, String agent) {
@@ -151,11 +146,16 @@ public final class PallasNames {
 
   /** Selector of a pod group's pods, which serve every agent of the group. */
   public static Map<String, String> podGroupSelector(String deployment, String group) {
+    return agentPods(deployment, LABEL_POD_GROUP, group);
+  }
+
+  /** Selector of agent pods: one agent's ({@link #LABEL_AGENT}) or one pod group's. */
+  private static Map<String, String> agentPods(String deployment, String label, String value) {
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(LABEL_NAME, APP);
     labels.put(LABEL_INSTANCE, deployment);
     labels.put(LABEL_COMPONENT, COMPONENT_AGENT);
-    labels.put(LABEL_POD_GROUP, group);
+    labels.put(label, value);
     return labels;
   }
 
