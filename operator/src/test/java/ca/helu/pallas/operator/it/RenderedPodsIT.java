@@ -181,8 +181,9 @@ class RenderedPodsIT {
 
   /**
    * A pod group's rendered pod boots (docs/operator.md, "Agents sharing a pod"): one process serves
-   * both agents on their own ports, its probe port is ready, and one agent reaches the other by its
-   * Service name.
+   * both agents on their own ports, its probe port is ready, one agent reaches the other by its
+   * Service name, and the registry links to each agent of the group at its own Service: both
+   * healthy in list_servers, each one's tools found by find_tools and called by call_tool.
    */
   @Test
   void aRenderedPodGroupServesEachOfItsAgents(@TempDir Path dir) throws Exception {
@@ -204,10 +205,60 @@ class RenderedPodsIT {
             """
                 .formatted(ports[0], ports[1], ports[2]));
     Deployment both = awaitAndMarkAvailable(d, "both");
+    Deployment registry = Fixtures.awaitRegistryAndMarkAvailable(d);
     Path hosts = hosts(dir, "group", ns);
-    try (LocalPod pod = LocalPod.start(K8S, both, dir.resolve("both"), hosts, null)) {
+    try (LocalPod pod = LocalPod.start(K8S, both, dir.resolve("both"), hosts, null);
+        LocalPod registryPod =
+            LocalPod.start(
+                K8S,
+                registry,
+                dir.resolve("registry"),
+                hosts,
+                LocalPod.serviceAccountKubeconfig(K8S, ns, PallasNames.registryObject("group")))) {
       assertGroupServes(pod, ports);
+      await()
+          .atMost(Duration.ofSeconds(90))
+          .until(() -> HttpStatus.of("http://127.0.0.1:" + ports[0] + "/readyz") == 200);
+      assertRegistryReachesEachAgent(ports[0]);
+      assertThat(registryPod.isAlive()).isTrue();
     }
+  }
+
+  private static void assertRegistryReachesEachAgent(int registryPort) throws Exception {
+    try (McpSyncClient client = mcp("http://127.0.0.1:" + registryPort + "/mcp")) {
+      JsonNode servers =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () -> structured(client, "list_servers", Map.of()).get("servers"),
+                  s -> s.size() == 2 && s.findValuesAsText("status").equals(List.of("ok", "ok")));
+      assertThat(servers.findValuesAsText("name")).containsExactly("helper", "coordinator");
+      JsonNode hits =
+          structured(client, "find_tools", Map.of("query", "send a message", "limit", 10))
+              .at("/results/0/hits");
+      assertThat(hits.findValuesAsText("name"))
+          .contains("helper/send_message", "coordinator/send_message");
+      for (String agent : List.of("helper", "coordinator")) {
+        McpSchema.CallToolResult reply =
+            client.callTool(
+                new McpSchema.CallToolRequest(
+                    "call_tool",
+                    Map.of(
+                        "name",
+                        agent + "/send_message",
+                        "arguments",
+                        Map.of("message", "***FIXED_RESPONSE registry to " + agent))));
+        assertThat(reply.isError()).isNotEqualTo(Boolean.TRUE);
+        assertThat(((McpSchema.TextContent) reply.content().get(0)).text())
+            .isEqualTo("registry to " + agent);
+      }
+    }
+  }
+
+  private static JsonNode structured(McpSyncClient client, String tool, Map<String, Object> args) {
+    McpSchema.CallToolResult result = client.callTool(new McpSchema.CallToolRequest(tool, args));
+    assertThat(result.isError()).as(result.toString()).isNotEqualTo(Boolean.TRUE);
+    return JSON.valueToTree(result.structuredContent());
   }
 
   private static void assertGroupServes(LocalPod pod, int[] ports) throws Exception {
