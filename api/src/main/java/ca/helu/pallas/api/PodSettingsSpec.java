@@ -2,6 +2,8 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
@@ -130,7 +132,39 @@ public record PodSettingsSpec(
                 + " Default: the namespace's default.")
         @Pattern(DeploymentValidator.SECRET_NAME_PATTERN)
         @Size(max = 253)
-        String serviceAccountName) {
+        String serviceAccountName,
+    @JsonPropertyDescription(
+            "A fixed user and groups for the pods. Default: none, so the image's user (65532) runs"
+                + " them, or the one the platform assigns (OpenShift's restricted-v2 SCC: a UID"
+                + " from the namespace's range, in group 0). The rest of the pods' security"
+                + " context is the operator's: non-root, seccomp RuntimeDefault, no privilege"
+                + " escalation, no capabilities.")
+        PodSecurity securityContext) {
+
+  /**
+   * The pods' user and groups where the cluster wants fixed ones (docs/operator.md, "Users and
+   * groups"); without them the image's user runs the pods, or the platform's (OpenShift).
+   */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record PodSecurity(
+      @JsonPropertyDescription("The UID the containers run as (runAsUser); not 0 (root).")
+          @Min(1)
+          @Max(MAX_ID)
+          Long runAsUser,
+      @JsonPropertyDescription(
+              "Their primary GID (runAsGroup). Default: the user's group in the image, or 0 for a"
+                  + " UID the image does not know; the images' files are readable in group 0.")
+          @Min(0)
+          @Max(MAX_ID)
+          Long runAsGroup,
+      @JsonPropertyDescription(
+              "A supplementary GID of the containers that owns the pods' volumes (fsGroup).")
+          @Min(0)
+          @Max(MAX_ID)
+          Long fsGroup) {}
+
+  /** The largest UID or GID Kubernetes accepts. */
+  public static final long MAX_ID = Integer.MAX_VALUE;
 
   /**
    * A container's environment variable: Kubernetes' EnvVar with a bounded name, so the CRD's rules
@@ -309,11 +343,13 @@ public record PodSettingsSpec(
         or(agent, fleet, PodSettingsSpec::envFrom),
         or(agent, fleet, PodSettingsSpec::volumes),
         or(agent, fleet, PodSettingsSpec::volumeMounts),
-        or(agent, fleet, PodSettingsSpec::serviceAccountName));
+        or(agent, fleet, PodSettingsSpec::serviceAccountName),
+        or(agent, fleet, PodSettingsSpec::securityContext));
   }
 
   public static final PodSettingsSpec EMPTY =
-      new PodSettingsSpec(null, null, null, null, null, null, null, null, null, null, null, null);
+      new PodSettingsSpec(
+          null, null, null, null, null, null, null, null, null, null, null, null, null);
 
   private static <T> T or(
       PodSettingsSpec agent, PodSettingsSpec fleet, Function<PodSettingsSpec, T> field) {
@@ -374,6 +410,12 @@ public record PodSettingsSpec(
         p.add(at + ".volumeMounts[" + i + "].mountPath: may not mount at " + path + MOUNT_REASON);
       }
     }
+    PodSecurity security = pod.securityContext();
+    if (security != null) {
+      id(at + ".securityContext.runAsUser", security.runAsUser(), 1, p);
+      id(at + ".securityContext.runAsGroup", security.runAsGroup(), 0, p);
+      id(at + ".securityContext.fsGroup", security.fsGroup(), 0, p);
+    }
     dnsSubdomain(at + ".priorityClassName", pod.priorityClassName(), p);
     dnsSubdomain(at + ".serviceAccountName", pod.serviceAccountName(), p);
     bounded(at + ".tolerations", pod.tolerations(), MAX_ENTRIES, p);
@@ -382,6 +424,12 @@ public record PodSettingsSpec(
     bounded(at + ".envFrom", pod.envFrom(), MAX_ENTRIES, p);
     bounded(at + ".volumes", pod.volumes(), MAX_ENTRIES, p);
     bounded(at + ".volumeMounts", pod.volumeMounts(), MAX_ENTRIES, p);
+  }
+
+  private static void id(String at, Long id, long min, List<String> p) {
+    if (id != null && (id < min || id > MAX_ID)) {
+      p.add(at + ": " + id + " must be between " + min + " and " + MAX_ID);
+    }
   }
 
   private static void dnsSubdomain(String at, String name, List<String> p) {

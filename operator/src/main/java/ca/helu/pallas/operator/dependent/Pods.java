@@ -42,13 +42,12 @@ import java.util.stream.Stream;
 /**
  * What every pod the operator renders has in common: Pod Security "restricted" (non-root, no
  * privilege escalation, no capabilities, seccomp RuntimeDefault, read-only root filesystem with a
- * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md). The
- * registry is probed on its serving port, an agent on a probe port of its own.
+ * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md). No
+ * user or group unless the spec asks for one: the image's runs the pods, or the one the platform
+ * assigns (OpenShift's restricted-v2 SCC, docs/install.md). The registry is probed on its serving
+ * port, an agent on a probe port of its own.
  */
 final class Pods {
-  /** The runtime image's non-root user. */
-  static final long USER = 65532;
-
   /** Seconds between the pod leaving its Service's endpoints and SIGTERM. */
   static final int PRE_STOP_SECONDS = 5;
 
@@ -64,8 +63,6 @@ final class Pods {
   static PodSecurityContext podSecurity() {
     return new PodSecurityContextBuilder()
         .withRunAsNonRoot(true)
-        .withRunAsUser(USER)
-        .withRunAsGroup(USER)
         .withNewSeccompProfile()
         .withType("RuntimeDefault")
         .endSeccompProfile()
@@ -181,7 +178,7 @@ final class Pods {
                     .withName(TOKENS_VOLUME)
                     .withNewSecret()
                     .withSecretName(secret)
-                    // read by the runtime's user, which the pod sets and no fsGroup maps
+                    // read by whatever user runs the pod (the image's, the platform's)
                     .withDefaultMode(0444)
                     .endSecret()
                     .build()));
@@ -223,7 +220,8 @@ final class Pods {
    * A rendered pod template with the user's settings added (docs/operator.md, "Pods where you want
    * them"): their labels, annotations, env, volumes and mounts beside the operator's own, which
    * validation keeps them from replacing; their topologySpreadConstraints instead of the default
-   * spread. The registry keeps its own ServiceAccount, the one its Role is bound to.
+   * spread; their user and groups in the operator's pod security context. The registry keeps its
+   * own ServiceAccount, the one its Role is bound to.
    */
   static PodTemplateSpec withSettings(
       PodTemplateSpec rendered, PodSettingsSpec settings, boolean ownServiceAccount) {
@@ -265,6 +263,13 @@ final class Pods {
     }
     if (settings.serviceAccountName() != null && !ownServiceAccount) {
       spec.setServiceAccountName(settings.serviceAccountName());
+    }
+    PodSettingsSpec.PodSecurity security = settings.securityContext();
+    if (security != null) {
+      PodSecurityContext context = spec.getSecurityContext();
+      context.setRunAsUser(security.runAsUser());
+      context.setRunAsGroup(security.runAsGroup());
+      context.setFsGroup(security.fsGroup());
     }
     // copied once more, so the result holds none of the spec's objects
     return new PodTemplateSpecBuilder(template).build();

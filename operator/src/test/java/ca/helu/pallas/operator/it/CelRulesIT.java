@@ -73,6 +73,12 @@ class CelRulesIT {
             "spec.mcpServers",
             "mcpServers[].name must be unique"),
         rule(
+            "pods as root",
+            "fleet",
+            "agents: [{name: a, pod: {securityContext: {runAsUser: 0}}}]",
+            "spec.agents[0].pod.securityContext.runAsUser",
+            "greater than or equal to 1"),
+        rule(
             "caller limit below 1",
             "fleet",
             "agents: [{name: a, callerLimits: {concurrentCalls: 0}}]",
