@@ -7,7 +7,6 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 
 /** A downstream MCP server reached over Streamable HTTP. */
@@ -21,9 +20,6 @@ public record McpServerSpec(
         String name,
     @JsonPropertyDescription("Streamable HTTP endpoint, e.g. http://argos.mcp:8080/mcp.")
         @Required
-        @ValidationRule(
-            value = DeploymentValidator.CEL_HTTP_URL,
-            message = "must be an http:// or https:// URL with a host")
         @Size(max = 2048)
         String url,
     @JsonPropertyDescription("Headers sent with every request to this server.") @Size(max = 32)

@@ -3,6 +3,7 @@ package ca.helu.pallas.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ca.helu.pallas.api.validation.Rules;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -124,7 +125,7 @@ class ManifestParserTest {
               agents: [{name: a, servers: [s]}]
             """;
     assertThat(problems(fleet.replace("ALLOW", "")))
-        .containsExactly("spec.mcpServers: " + DeploymentValidator.FORWARDING_REFUSED);
+        .containsExactly("spec.mcpServers: " + Rules.FORWARDING_REFUSED);
     assertThat(ManifestParser.parse(fleet.replace("ALLOW", ", allowForwarding: true"), "ok.yaml"))
         .isNotNull();
     assertThat(
@@ -277,7 +278,7 @@ class ManifestParserTest {
         .anyMatch(m -> m.equals("spec.agents[0].port: 24200 is already used by spec.registry.port"))
         .anyMatch(
             m -> m.equals("spec.agents[2].port: 24300 is already used by spec.agents[1].port"))
-        .anyMatch(m -> m.equals("spec.agents[3].port: 70000 is not a port (1-65535)"));
+        .anyMatch(m -> m.equals("spec.agents[3].port: 70000 must be between 1 and 65535"));
   }
 
   @Test

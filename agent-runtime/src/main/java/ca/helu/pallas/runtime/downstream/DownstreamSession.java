@@ -40,7 +40,12 @@ final class DownstreamSession {
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration SDK_TIMEOUT_MARGIN = Duration.ofSeconds(5);
 
-  /** What a session needs to know about its server and what it tells its owner. */
+  /**
+   * What a session needs to know about its server and what it tells its owner.
+   *
+   * @param listens whether the session hears the server's notifications (its tools changed, a
+   *     call's progress); a probe's does not ({@link #probe})
+   */
   record Endpoint(
       String name,
       String url,
@@ -49,7 +54,23 @@ final class DownstreamSession {
       Duration timeout,
       Supplier<HttpClient> http,
       Consumer<McpSchema.ProgressNotification> progress,
-      Runnable toolsChanged) {}
+      Runnable toolsChanged,
+      boolean listens) {
+
+    /**
+     * A health probe's session (docs/runtime.md, "Health"): initialized, then closed at once. It
+     * hears none of the server's notifications: the SDK's client (2.1) answers a tools, resources
+     * or prompts list_changed by listing them, whatever its builder was given (McpAsyncClient
+     * registers those handlers itself), and that listing, on a session being closed, fails with an
+     * ERROR line for a healthy server (server-everything announces its tools as a session starts;
+     * McpProbeIT).
+     */
+    static Endpoint probe(
+        String url, Map<String, String> headers, Duration timeout, Supplier<HttpClient> http) {
+      return new Endpoint(
+          "health probe of " + url, url, headers, false, timeout, http, n -> {}, () -> {}, false);
+    }
+  }
 
   private final Endpoint endpoint;
   private final WatchingTransport transport;
@@ -95,20 +116,29 @@ final class DownstreamSession {
     return session;
   }
 
-  private static WatchingTransport transport(Endpoint endpoint, DownstreamHttpClient http) {
-    URI uri = URI.create(endpoint.url());
+  /**
+   * The SDK's transport to {@code url}, sending {@code headers} with every request, through {@code
+   * http}.
+   */
+  static HttpClientStreamableHttpTransport.Builder transportTo(
+      String url, Map<String, String> headers, DownstreamHttpClient http) {
+    URI uri = URI.create(url);
     String base = uri.getScheme() + "://" + uri.getRawAuthority();
     String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
     if (uri.getRawQuery() != null) {
       path += "?" + uri.getRawQuery();
     }
     HttpRequest.Builder request = HttpRequest.newBuilder();
-    endpoint.headers().forEach(request::header);
+    headers.forEach(request::header);
+    return HttpClientStreamableHttpTransport.builder(base)
+        .endpoint(path)
+        .clientBuilder(DownstreamHttpClient.builderFor(http))
+        .requestBuilder(request);
+  }
+
+  private static WatchingTransport transport(Endpoint endpoint, DownstreamHttpClient http) {
     HttpClientStreamableHttpTransport transport =
-        HttpClientStreamableHttpTransport.builder(base)
-            .endpoint(path)
-            .clientBuilder(DownstreamHttpClient.builderFor(http))
-            .requestBuilder(request)
+        transportTo(endpoint.url(), endpoint.headers(), http)
             .asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
               // WatchingTransport leaves our entries only in the context of a tools/call, and the
               // SDK sends that as one POST; the long-lived GET may be opened in any context
@@ -130,7 +160,7 @@ final class DownstreamSession {
               return Mono.just(builder);
             })
             .build();
-    return new WatchingTransport(transport);
+    return new WatchingTransport(transport, endpoint.listens());
   }
 
   private static McpAsyncClient client(Endpoint endpoint, WatchingTransport transport) {

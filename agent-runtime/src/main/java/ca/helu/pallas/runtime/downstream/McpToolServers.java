@@ -70,7 +70,49 @@ public final class McpToolServers {
         McpServerSpec.DEFAULT_MAX_CONCURRENT_CALLS);
   }
 
+  /**
+   * The client the registry calls a tool of {@code owner} through (docs/runtime.md, "The registry's
+   * MCP endpoint"): a downstream server with its headers and bearer rule, as an agent calls it, or
+   * an agent at {@code agentUrl}, to which the caller's bearer goes when {@code forwardToAgents}
+   * (the fleet asks for tokens: the agent checks the caller's as any call's).
+   *
+   * @throws IllegalArgumentException when {@code owner} is neither
+   */
+  public McpToolServer forRegistry(
+      PallasDeploymentSpec spec,
+      String owner,
+      Function<AgentSpec, String> agentUrl,
+      boolean forwardToAgents) {
+    McpServerSpec server = spec.mcpServer(owner).orElse(null);
+    if (server != null) {
+      return new McpToolServer(
+          owner,
+          server.url(),
+          headers("registry", server),
+          server.effectiveForwardInboundAuth(),
+          Duration.ofSeconds(server.effectiveTimeoutSeconds()),
+          tool -> true,
+          server.effectiveMaxConcurrentCalls());
+    }
+    AgentSpec agent =
+        spec.agent(owner)
+            .orElseThrow(() -> new IllegalArgumentException("no agent or server " + owner));
+    return new McpToolServer(
+        owner,
+        agentUrl.apply(agent),
+        Map.of(),
+        forwardToAgents,
+        peerTimeout,
+        tool -> true,
+        McpServerSpec.DEFAULT_MAX_CONCURRENT_CALLS);
+  }
+
   private Map<String, String> headers(AgentSpec agent, McpServerSpec server) {
+    return headers("agent " + agent.name(), server);
+  }
+
+  /** {@code server}'s headers, secrets read; {@code who} names the caller in warnings. */
+  private Map<String, String> headers(String who, McpServerSpec server) {
     Map<String, String> out = new LinkedHashMap<>();
     for (HeaderSpec h : server.effectiveHeaders()) {
       if (h.value() != null) {
@@ -83,8 +125,8 @@ public final class McpToolServers {
               v -> out.put(h.name(), v),
               () ->
                   LOG.warn(
-                      "agent {}: header {} for server {} is not sent: {} is not set",
-                      agent.name(),
+                      "{}: header {} for server {} is not sent: {} is not set",
+                      who,
                       h.name(),
                       server.name(),
                       Secrets.describe(h.valueFrom())));

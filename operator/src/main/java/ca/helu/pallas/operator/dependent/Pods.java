@@ -171,32 +171,55 @@ final class Pods {
   /** An agent pod's volumes: {@link #volumes}, and the Secret of its static tokens if any. */
   static List<Volume> agentVolumes(RenderedFleet fleet) {
     List<Volume> volumes = new ArrayList<>(volumes(fleet.name()));
-    staticTokens(fleet)
-        .ifPresent(secret ->
-            volumes.add(
-                new VolumeBuilder()
-                    .withName(TOKENS_VOLUME)
-                    .withNewSecret()
-                    .withSecretName(secret)
-                    // read by whatever user runs the pod (the image's, the platform's)
-                    .withDefaultMode(0444)
-                    .endSecret()
-                    .build()));
+    tokensVolume(fleet).ifPresent(volumes::add);
     return volumes;
   }
 
   /** An agent container's mounts: {@link #mounts}, and its static tokens read-only. */
   static List<VolumeMount> agentMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(mounts());
-    if (staticTokens(fleet).isPresent()) {
-      mounts.add(
-          new VolumeMountBuilder()
-              .withName(TOKENS_VOLUME)
-              .withMountPath(PallasNames.STATIC_TOKENS_DIR)
-              .withReadOnly(true)
-              .build());
-    }
+    tokensMount(fleet).ifPresent(mounts::add);
     return mounts;
+  }
+
+  /**
+   * The registry pod's volumes: its temporary directory, and the Secret of the static tokens if
+   * any, which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint").
+   */
+  static List<Volume> registryVolumes(RenderedFleet fleet) {
+    List<Volume> volumes = new ArrayList<>(List.of(volumes(fleet.name()).get(1)));
+    tokensVolume(fleet).ifPresent(volumes::add);
+    return volumes;
+  }
+
+  /** The registry container's mounts: its temporary directory, and the static tokens. */
+  static List<VolumeMount> registryMounts(RenderedFleet fleet) {
+    List<VolumeMount> mounts = new ArrayList<>(List.of(mounts().get(1)));
+    tokensMount(fleet).ifPresent(mounts::add);
+    return mounts;
+  }
+
+  private static Optional<Volume> tokensVolume(RenderedFleet fleet) {
+    return staticTokens(fleet)
+        .map(secret ->
+            new VolumeBuilder()
+                .withName(TOKENS_VOLUME)
+                .withNewSecret()
+                .withSecretName(secret)
+                // read by whatever user runs the pod (the image's, the platform's)
+                .withDefaultMode(0444)
+                .endSecret()
+                .build());
+  }
+
+  private static Optional<VolumeMount> tokensMount(RenderedFleet fleet) {
+    return staticTokens(fleet)
+        .map(secret ->
+            new VolumeMountBuilder()
+                .withName(TOKENS_VOLUME)
+                .withMountPath(PallasNames.STATIC_TOKENS_DIR)
+                .withReadOnly(true)
+                .build());
   }
 
   private static Optional<String> staticTokens(RenderedFleet fleet) {

@@ -2,15 +2,13 @@ package ca.helu.pallas.operator.render;
 
 import ca.helu.pallas.api.AgentGraph;
 import ca.helu.pallas.api.AgentSpec;
-import ca.helu.pallas.api.HeaderSpec;
 import ca.helu.pallas.api.ManifestParser;
-import ca.helu.pallas.api.McpServerSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.Provider;
 import ca.helu.pallas.api.ProviderSpec;
-import ca.helu.pallas.api.ProvidersSpec;
-import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.api.SecretFields;
 import ca.helu.pallas.api.SecretValue.SecretKeyRef;
 import ca.helu.pallas.api.SecretVariables;
 import ca.helu.pallas.api.StaticTokensSpec;
@@ -20,8 +18,6 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -31,14 +27,15 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 
 /**
  * Renders a valid PallasDeployment for the cluster (a pure function of the resource and the digests
  * of the Secrets it references). Inline secret values move to the owned Secret {@code X-inline} and
  * the manifest refers to them by {@code secretKeyRef}, so the ConfigMap holds no secret; each
- * {@code secretKeyRef} reaches its agents as the variable {@link SecretVariables} names.
+ * {@code secretKeyRef} reaches the pods that use it (its agents', and the registry's for a header
+ * of a server an agent calls) as the variable {@link SecretVariables} names.
  */
 public final class FleetRenderer {
   private static final ObjectMapper CANONICAL =
@@ -63,7 +60,8 @@ public final class FleetRenderer {
     String name = primary.getMetadata().getName();
     PallasDeploymentSpec spec = primary.getSpec();
     Map<String, String> inline = new TreeMap<>();
-    PallasDeploymentSpec rendered = withoutInlineSecrets(spec, name, inline);
+    PallasDeploymentSpec rendered =
+        SecretFields.withoutInlineValues(spec, PallasNames.inlineSecret(name), inline);
     PallasDeployment manifest =
         new PallasDeployment(
             new ObjectMetaBuilder()
@@ -80,48 +78,50 @@ public final class FleetRenderer {
 
     List<String> missing = new ArrayList<>();
     StoreSpec store = storeOf(spec, digests, defaultStore);
-    String inlineSecret = PallasNames.inlineSecret(name);
+    PodSecrets.Source secrets =
+        new PodSecrets.Source(PallasNames.inlineSecret(name), inline, digests, missing);
     AgentGraph graph = AgentGraph.of(rendered);
     Map<String, AgentPod> agents = new LinkedHashMap<>();
     for (AgentSpec agent : rendered.effectiveAgents()) {
-      List<SecretRef> refs = secretsOf(rendered, agent);
-      Map<String, EnvVar> env = new TreeMap<>();
-      Map<String, String> secretDigests = new TreeMap<>();
-      for (SecretRef r : refs) {
-        SecretKeyRef ref = r.ref();
-        String variable = SecretVariables.nameFor(ref);
-        env.put(variable, fromSecret(variable, ref));
-        Optional<String> digest =
-            ref.name().equals(inlineSecret)
-                ? Optional.ofNullable(inline.get(ref.key())).map(FleetRenderer::sha256)
-                : digestOf(ref, r.field(), digests, missing);
-        digest.ifPresent(d -> secretDigests.put(variable, d));
-      }
+      PodSecrets pod = new PodSecrets(secrets);
+      pod.keys(secretsOf(rendered, v -> v.usedBy().test(agent)));
       if (store != null) {
         storeVariables(
             store,
             rendered.store() != null ? "spec.store.secretName" : "the operator's default store",
-            digests,
-            env,
-            secretDigests,
-            missing);
+            pod);
       }
-      if (rendered.auth() != null && rendered.auth().staticTokens() != null) {
-        staticTokens(rendered.auth().staticTokens(), digests, env, secretDigests, missing);
-      }
+      staticTokens(rendered, pod);
       int port = rendered.portOf(agent);
-      Map<String, Object> view = agentView(rendered, agent, manifest, secretDigests);
+      Map<String, Object> view = agentView(rendered, agent, manifest, pod.digests());
       agents.put(
           agent.name(),
           new AgentPod(
-              agent,
-              port,
-              List.copyOf(env.values()),
-              sha256(canonical(view)),
-              graph.dependencies(agent.name())));
+              agent, port, pod.env(), sha256(canonical(view)), graph.dependencies(agent.name())));
     }
     return new RenderedFleet(
-        primary, yaml, Map.copyOf(inline), agents, missing.stream().distinct().toList());
+        primary,
+        yaml,
+        Map.copyOf(inline),
+        agents,
+        registry(rendered, secrets),
+        missing.stream().distinct().toList());
+  }
+
+  /**
+   * The registry's pod (docs/operator.md, "The registry follows the spec in well under a second"):
+   * the header keys of the servers its call_tool may call, by {@code secretKeyRef} as the agents
+   * get them, and the static tokens its /mcp asks for. It follows the manifest live, but reads
+   * these and {@code spec.auth} once at start: their change rolls it.
+   */
+  private static RegistryPod registry(PallasDeploymentSpec spec, PodSecrets.Source secrets) {
+    PodSecrets pod = new PodSecrets(secrets);
+    pod.keys(secretsOf(spec, SecretFields.Value::usedByRegistry));
+    staticTokens(spec, pod);
+    Map<String, Object> view = new LinkedHashMap<>();
+    view.put("auth", spec.auth());
+    view.put("secrets", pod.digests());
+    return new RegistryPod(pod.env(), sha256(canonical(view)));
   }
 
   /**
@@ -141,75 +141,28 @@ public final class FleetRenderer {
    * secretKeyRef}, never by value (docs/operator.md, "The conversation store"); their digests roll
    * the pods when the Secret changes, since a pod reads its environment once.
    */
-  private static void storeVariables(
-      StoreSpec store,
-      String field,
-      SecretDigests digests,
-      Map<String, EnvVar> env,
-      Map<String, String> secretDigests,
-      List<String> missing) {
-    StoreSpec.VARIABLES_BY_KEY.forEach((key, variable) -> {
-      SecretKeyRef ref = new SecretKeyRef(store.secretName(), key);
-      env.put(variable, fromSecret(variable, ref));
-      digestOf(ref, field, digests, missing).ifPresent(d -> secretDigests.put(variable, d));
-    });
+  private static void storeVariables(StoreSpec store, String field, PodSecrets pod) {
+    StoreSpec.VARIABLES_BY_KEY.forEach(
+        (key, variable) -> pod.key(variable, new SecretKeyRef(store.secretName(), key), field));
   }
 
   /**
-   * Static tokens: the Secret is mounted in the agent's pod (AgentDeploymentsDependentResource),
-   * its directory named by PALLAS_STATIC_TOKENS_DIR; the digest of every key rolls the pods when a
-   * token changes, since the runtime reads them once at start (docs/runtime.md, "Inbound
-   * authentication").
+   * Static tokens: the Secret is mounted in the pod (AgentDeploymentsDependentResource,
+   * RegistryDeploymentDependentResource), its directory named by PALLAS_STATIC_TOKENS_DIR; the
+   * digest of every key rolls the pods when a token changes, since the runtime reads them once at
+   * start (docs/runtime.md, "Inbound authentication").
    */
-  private static void staticTokens(
-      StaticTokensSpec tokens,
-      SecretDigests digests,
-      Map<String, EnvVar> env,
-      Map<String, String> secretDigests,
-      List<String> missing) {
-    env.put(
-        STATIC_TOKENS_VARIABLE,
-        new EnvVarBuilder()
-            .withName(STATIC_TOKENS_VARIABLE)
-            .withValue(PallasNames.STATIC_TOKENS_DIR)
-            .build());
-    String field = "spec.auth.staticTokens.secretName";
-    Optional<Map<String, String>> keys = digests.of(tokens.secretName());
-    if (keys.isEmpty()) {
-      missing.add(field + ": Secret '" + tokens.secretName() + "' does not exist");
-    } else if (keys.get().isEmpty()) {
-      missing.add(field + ": Secret '" + tokens.secretName() + "' holds no token");
-    } else {
-      keys.get().forEach((caller, digest) -> secretDigests.put("static-token " + caller, digest));
+  private static void staticTokens(PallasDeploymentSpec spec, PodSecrets pod) {
+    if (spec.auth() == null || spec.auth().staticTokens() == null) {
+      return;
     }
+    StaticTokensSpec tokens = spec.auth().staticTokens();
+    pod.value(STATIC_TOKENS_VARIABLE, PallasNames.STATIC_TOKENS_DIR);
+    pod.tokens(tokens.secretName(), "spec.auth.staticTokens.secretName");
   }
 
   /** The runtime's variable naming the static tokens' directory (docs/configuration.md). */
   static final String STATIC_TOKENS_VARIABLE = "PALLAS_STATIC_TOKENS_DIR";
-
-  private static EnvVar fromSecret(String variable, SecretKeyRef ref) {
-    return new EnvVarBuilder()
-        .withName(variable)
-        .withNewValueFrom()
-        .withNewSecretKeyRef(ref.key(), ref.name(), false)
-        .endValueFrom()
-        .build();
-  }
-
-  private static Optional<String> digestOf(
-      SecretKeyRef ref, String field, SecretDigests digests, List<String> missing) {
-    Optional<Map<String, String>> keys = digests.of(ref.name());
-    if (keys.isEmpty()) {
-      missing.add(field + ": Secret '" + ref.name() + "' does not exist");
-      return Optional.empty();
-    }
-    String digest = keys.get().get(ref.key());
-    if (digest == null) {
-      missing.add(field + ": Secret '" + ref.name() + "' has no key '" + ref.key() + "'");
-      return Optional.empty();
-    }
-    return Optional.of(digest);
-  }
 
   /**
    * Everything an agent's pod reads from the manifest (its own entry, its model's provider, its
@@ -266,120 +219,16 @@ public final class FleetRenderer {
   }
 
   private static ProviderSpec providerOf(PallasDeploymentSpec spec, AgentSpec agent) {
-    String model = spec.modelOf(agent);
-    ProvidersSpec providers = spec.effectiveProviders();
-    if (model.startsWith("openai.")) {
-      return providers.openai();
-    }
-    if (model.startsWith("anthropic.")) {
-      return providers.anthropic();
-    }
-    return null;
+    return Provider.ofModel(spec.modelOf(agent)).map(p -> p.of(spec)).orElse(null);
   }
 
-  /** The Secret keys an agent's pod needs: its model's provider key and its servers' headers. */
-  private static List<SecretRef> secretsOf(PallasDeploymentSpec spec, AgentSpec agent) {
-    List<SecretRef> refs = new ArrayList<>();
-    ProviderSpec provider = providerOf(spec, agent);
-    if (provider != null && provider.apiKey() != null && provider.apiKey().secretKeyRef() != null) {
-      String which = spec.modelOf(agent).substring(0, spec.modelOf(agent).indexOf('.'));
-      refs.add(
-          new SecretRef(provider.apiKey().secretKeyRef(), "spec.providers." + which + ".apiKey"));
-    }
-    List<McpServerSpec> servers = spec.effectiveMcpServers();
-    for (int i = 0; i < servers.size(); i++) {
-      McpServerSpec server = servers.get(i);
-      if (!agent.effectiveServers().contains(server.name())) {
-        continue;
-      }
-      List<HeaderSpec> headers = server.effectiveHeaders();
-      for (int h = 0; h < headers.size(); h++) {
-        SecretValue from = headers.get(h).valueFrom();
-        if (from != null && from.secretKeyRef() != null) {
-          refs.add(
-              new SecretRef(
-                  from.secretKeyRef(), "spec.mcpServers[" + i + "].headers[" + h + "].valueFrom"));
-        }
-      }
-    }
-    if (spec.tracing() != null && spec.tracing().headers() != null) {
-      refs.add(new SecretRef(spec.tracing().headers(), "spec.tracing.headers"));
-    }
-    return refs;
-  }
-
-  /** The spec with every inline secret value replaced by a key of Secret {@code X-inline}. */
-  private static PallasDeploymentSpec withoutInlineSecrets(
-      PallasDeploymentSpec s, String deployment, Map<String, String> inline) {
-    String secret = PallasNames.inlineSecret(deployment);
-    ProvidersSpec providers = s.providers();
-    if (providers != null) {
-      providers =
-          new ProvidersSpec(
-              inlineProvider(providers.openai(), "providers.openai.apiKey", secret, inline),
-              inlineProvider(providers.anthropic(), "providers.anthropic.apiKey", secret, inline));
-    }
-    List<McpServerSpec> servers = null;
-    if (s.mcpServers() != null) {
-      servers = new ArrayList<>();
-      for (McpServerSpec server : s.mcpServers()) {
-        List<HeaderSpec> headers = null;
-        if (server.headers() != null) {
-          headers = new ArrayList<>();
-          for (int h = 0; h < server.headers().size(); h++) {
-            HeaderSpec header = server.headers().get(h);
-            String key = "mcpServers." + server.name() + ".headers." + h;
-            headers.add(
-                new HeaderSpec(
-                    header.name(),
-                    header.value(),
-                    inlineSecret(header.valueFrom(), key, secret, inline)));
-          }
-        }
-        servers.add(
-            new McpServerSpec(
-                server.name(),
-                server.url(),
-                headers,
-                server.forwardInboundAuth(),
-                server.timeoutSeconds(),
-                server.maxConcurrentCalls()));
-      }
-    }
-    return new PallasDeploymentSpec(
-        s.version(),
-        s.host(),
-        s.registry(),
-        s.defaultModel(),
-        s.modelCapabilities(),
-        providers,
-        servers,
-        s.agents(),
-        s.monitoring(),
-        s.store(),
-        s.auth(),
-        s.networkPolicy(),
-        s.callerLimits(),
-        s.tracing(),
-        s.pod());
-  }
-
-  private static ProviderSpec inlineProvider(
-      ProviderSpec provider, String key, String secret, Map<String, String> inline) {
-    if (provider == null) {
-      return null;
-    }
-    return new ProviderSpec(
-        provider.baseUrl(), inlineSecret(provider.apiKey(), key, secret, inline));
-  }
-
-  private static SecretValue inlineSecret(
-      SecretValue value, String key, String secret, Map<String, String> inline) {
-    if (value == null || value.value() == null) {
-      return value;
-    }
-    inline.put(key, value.value());
-    return new SecretValue(null, null, new SecretKeyRef(secret, key));
+  /** The Secret keys a pod needs: its model's provider key, its servers' headers... */
+  private static List<SecretRef> secretsOf(
+      PallasDeploymentSpec spec, Predicate<SecretFields.Value> needed) {
+    return SecretFields.values(spec).stream()
+        .filter(v -> v.value().secretKeyRef() != null && needed.test(v))
+        .map(v -> new SecretRef(v.value().secretKeyRef(), v.field()))
+        .toList();
   }
 
   private static String canonical(Object view) {
