@@ -41,6 +41,15 @@ public final class DeploymentValidator {
           + " on to another server, which the MCP authorization specification forbids; give the"
           + " server a credential of its own (headers), or set spec.auth.oidc.allowForwarding: true";
 
+  /** Token exchange trades callers' OIDC tokens, as the agents' own client of that issuer. */
+  public static final String EXCHANGE_NEEDS_CLIENT =
+      "tokenExchange trades callers' tokens at the issuer of spec.auth.oidc, as the agents' own"
+          + " client: it needs spec.auth.oidc with client (its id and secret)";
+
+  /** The agents' client secret is never stored in the resource. */
+  public static final String INLINE_CLIENT_SECRET =
+      "an inline client secret is not accepted: give it by secretKeyRef (or env, with serve)";
+
   /** Entries of spec.auth.oidc.requiredScopes. */
   public static final int MAX_SCOPES = 32;
 
@@ -163,6 +172,7 @@ public final class DeploymentValidator {
       for (int h = 0; h < headers.size(); h++) {
         checkHeader(at + ".headers[" + h + "]", headers.get(h), p);
       }
+      checkTokenExchange(at, server, s.auth(), p);
     }
 
     List<AgentSpec> agents = s.effectiveAgents();
@@ -344,25 +354,82 @@ public final class DeploymentValidator {
       if (oidc.audience() != null && oidc.audience().isBlank()) {
         p.add("spec.auth.oidc.audience: must not be blank");
       }
-      List<String> scopes = oidc.effectiveRequiredScopes();
-      if (scopes.size() > MAX_SCOPES) {
-        p.add("spec.auth.oidc.requiredScopes: at most " + MAX_SCOPES + " entries");
-      }
-      for (int i = 0; i < scopes.size(); i++) {
-        String scope = scopes.get(i);
-        if (scope == null || !SCOPE.matcher(scope).matches() || scope.length() > 256) {
-          p.add(
-              "spec.auth.oidc.requiredScopes["
-                  + i
-                  + "]: '"
-                  + scope
-                  + "' is not an OAuth scope (printable ASCII without spaces, '\"' or '\\', at"
-                  + " most 256 characters)");
-        }
-      }
+      checkScopes("spec.auth.oidc.requiredScopes", oidc.effectiveRequiredScopes(), p);
+      checkClient(oidc.client(), p);
     }
     if (auth.staticTokens() != null) {
       checkSecretName("spec.auth.staticTokens.secretName", auth.staticTokens().secretName(), p);
+    }
+  }
+
+  private static void checkClient(OAuthClientSpec client, List<String> p) {
+    if (client == null) {
+      return;
+    }
+    String at = "spec.auth.oidc.client";
+    if (client.id() == null || client.id().isBlank()) {
+      p.add(at + ".id: required");
+    } else if (!client.id().matches("^[\\x21-\\x7E]+$") || client.id().length() > 256) {
+      p.add(
+          at + ".id: '" + client.id() + "' is not an OAuth client id (printable ASCII, no spaces)");
+    }
+    if (client.secret() == null) {
+      p.add(at + ".secret: required");
+    } else if (client.secret().value() != null) {
+      p.add(at + ".secret: " + INLINE_CLIENT_SECRET);
+    } else {
+      checkSecret(at + ".secret", client.secret(), p);
+    }
+  }
+
+  /** A server's tokenExchange, beside its other credentials and the fleet's OIDC client. */
+  private static void checkTokenExchange(
+      String at, McpServerSpec server, AuthSpec auth, List<String> p) {
+    TokenExchangeSpec exchange = server.tokenExchange();
+    if (exchange == null) {
+      return;
+    }
+    if (exchange.audience() == null && exchange.resource() == null) {
+      p.add(at + ".tokenExchange: set audience, resource or both: whom the exchanged token is for");
+    }
+    if (exchange.audience() != null && exchange.audience().isBlank()) {
+      p.add(at + ".tokenExchange.audience: must not be blank");
+    }
+    if (exchange.resource() != null) {
+      checkUrl(at + ".tokenExchange.resource", exchange.resource(), p);
+    }
+    checkScopes(at + ".tokenExchange.scopes", exchange.effectiveScopes(), p);
+    if (server.effectiveForwardInboundAuth()) {
+      p.add(at + ": set at most one of tokenExchange and forwardInboundAuth");
+    }
+    if (server.effectiveHeaders().stream()
+        .anyMatch(h -> h != null && "authorization".equalsIgnoreCase(h.name()))) {
+      p.add(
+          at
+              + ": tokenExchange sends the exchanged token as the Authorization header: headers"
+              + " may not set one too");
+    }
+    if (auth == null || auth.oidc() == null || auth.oidc().client() == null) {
+      p.add(at + ".tokenExchange: " + EXCHANGE_NEEDS_CLIENT);
+    }
+  }
+
+  private static void checkScopes(String at, List<String> scopes, List<String> p) {
+    if (scopes.size() > MAX_SCOPES) {
+      p.add(at + ": at most " + MAX_SCOPES + " entries");
+    }
+    for (int i = 0; i < scopes.size(); i++) {
+      String scope = scopes.get(i);
+      if (scope == null || !SCOPE.matcher(scope).matches() || scope.length() > 256) {
+        p.add(
+            at
+                + "["
+                + i
+                + "]: '"
+                + scope
+                + "' is not an OAuth scope (printable ASCII without spaces, '\"' or '\\', at"
+                + " most 256 characters)");
+      }
     }
   }
 

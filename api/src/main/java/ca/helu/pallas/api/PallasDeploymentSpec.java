@@ -71,6 +71,12 @@ import java.util.Optional;
     message = DeploymentValidator.FORWARDING_REFUSED,
     fieldPath = ".mcpServers")
 @ValidationRule(
+    value =
+        "!has(self.mcpServers) || !self.mcpServers.exists(s, has(s.tokenExchange)) ||"
+            + " (has(self.auth) && has(self.auth.oidc) && has(self.auth.oidc.client))",
+    message = DeploymentValidator.EXCHANGE_NEEDS_CLIENT,
+    fieldPath = ".mcpServers")
+@ValidationRule(
     value = "has(self.defaultModel) || !has(self.agents) || self.agents.all(a, has(a.model))",
     message = "every agent needs a model when defaultModel is not set",
     fieldPath = ".agents")

@@ -68,8 +68,12 @@ import java.util.stream.Stream;
             + PallasNames.TMP_VOLUME
             + "') ? '"
             + PallasNames.TMP_VOLUME
-            + "' : '"
+            + "' : self.volumes.exists(v, has(v.name) && v.name == '"
             + PallasNames.TOKENS_VOLUME
+            + "') ? '"
+            + PallasNames.TOKENS_VOLUME
+            + "' : '"
+            + PallasNames.IDENTITY_VOLUME
             + "') + '"
             + PodSettingsSpec.VOLUME_REASON
             + "'",
@@ -216,11 +220,15 @@ public record PodSettingsSpec(
           PallasNames.LABEL_AGENT);
 
   public static final List<String> RESERVED_VOLUMES =
-      List.of(PallasNames.CONFIG_VOLUME, PallasNames.TMP_VOLUME, PallasNames.TOKENS_VOLUME);
+      List.of(
+          PallasNames.CONFIG_VOLUME,
+          PallasNames.TMP_VOLUME,
+          PallasNames.TOKENS_VOLUME,
+          PallasNames.IDENTITY_VOLUME);
 
   /** The operator's read-only mounts: nothing may be mounted at, inside or above them. */
   public static final List<String> READ_ONLY_MOUNTS =
-      List.of(PallasNames.CONFIG_DIR, PallasNames.STATIC_TOKENS_DIR);
+      List.of(PallasNames.CONFIG_DIR, PallasNames.STATIC_TOKENS_DIR, PallasNames.IDENTITY_DIR);
 
   /** The operator's writable mount: a volume may be mounted inside it, not at or above it. */
   public static final String TMP_MOUNT = PallasNames.TMP_DIR;
@@ -229,10 +237,11 @@ public record PodSettingsSpec(
   static final String LABEL_REASON = ": the operator selects its pods by this label";
   static final String ANNOTATION_REASON = ": the operator sets it to roll the pods";
   static final String ENV_REASON = ": names starting with PALLAS_ belong to the runtime";
-  static final String VOLUME_REASON = ": config, tmp and static-tokens are volumes of the operator";
+  static final String VOLUME_REASON =
+      ": config, tmp, static-tokens and identity are volumes of the operator";
   static final String MOUNT_REASON =
       ": it collides with a mount of the operator (/etc/pallas, /tmp,"
-          + " /var/run/pallas/static-tokens)";
+          + " /var/run/pallas/static-tokens, /var/run/pallas/identity)";
 
   // the lists above in CEL, built from the same constants (annotation values must be constants)
   static final String CEL_RESERVED_LABELS =
@@ -255,6 +264,8 @@ public record PodSettingsSpec(
           + PallasNames.TMP_VOLUME
           + "', '"
           + PallasNames.TOKENS_VOLUME
+          + "', '"
+          + PallasNames.IDENTITY_VOLUME
           + "']";
 
   /**
@@ -269,12 +280,16 @@ public record PodSettingsSpec(
           + PallasNames.CONFIG_DIR
           + "/', '"
           + PallasNames.STATIC_TOKENS_DIR
+          + "/', '"
+          + PallasNames.IDENTITY_DIR
           + "/'].exists(r, "
           + CEL_MOUNT_PATH
           + ".startsWith(r)) || ['"
           + PallasNames.CONFIG_DIR
           + "/', '"
           + PallasNames.STATIC_TOKENS_DIR
+          + "/', '"
+          + PallasNames.IDENTITY_DIR
           + "/', '"
           + PallasNames.TMP_DIR
           + "/'].exists(r, r.startsWith("

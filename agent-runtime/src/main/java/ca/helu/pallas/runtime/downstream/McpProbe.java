@@ -31,7 +31,14 @@ public final class McpProbe implements Probe {
   public CheckResult probe(String url, Map<String, String> headers) {
     DownstreamSession.Endpoint endpoint =
         new DownstreamSession.Endpoint(
-            "health probe of " + url, url, headers, false, timeout, http, n -> {}, () -> {});
+            "health probe of " + url,
+            url,
+            headers,
+            Credentials.NONE,
+            timeout,
+            http,
+            n -> {},
+            () -> {});
     try {
       DownstreamSession.open(endpoint, gone -> {}).close();
       return CheckResult.ok("reachable");

@@ -29,8 +29,17 @@ import org.slf4j.LoggerFactory;
 public final class HealthMonitor implements AgentHealth, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HealthMonitor.class);
 
-  /** A downstream server to probe, and how its calls have gone lately. */
-  public record Target(String name, String url, Map<String, String> headers, CallHealth calls) {
+  /**
+   * A downstream server to probe, and how its calls have gone lately.
+   *
+   * @param headers the headers of a probe, read at each (an agent's identity token rotates)
+   */
+  public record Target(
+      String name, String url, Supplier<Map<String, String>> headers, CallHealth calls) {
+    public Target(String name, String url, Map<String, String> headers, CallHealth calls) {
+      this(name, url, () -> headers, calls);
+    }
+
     public Target(String name, String url, Map<String, String> headers) {
       this(name, url, headers, CallHealth.NONE);
     }
@@ -98,7 +107,7 @@ public final class HealthMonitor implements AgentHealth, AutoCloseable {
             .name("pallas-probe-" + target.name())
             .start(() -> {
               try {
-                CheckResult result = probe.probe(target.url(), target.headers());
+                CheckResult result = probe.probe(target.url(), target.headers().get());
                 CheckResult before = latest.put(target.name(), result);
                 onResult.accept(target.name(), result.ok());
                 // no result yet counts as reachable (see current())

@@ -77,6 +77,7 @@ class KeycloakIT {
         "agent-helper",
         "agent-helper-secret",
         "tools",
+        null,
         Set.of("tools"),
         Duration.ofSeconds(5));
   }
@@ -102,6 +103,30 @@ class KeycloakIT {
     assertThat(exchange.exchange(alice))
         .as("reused until shortly before it expires")
         .isEqualTo(forTools);
+  }
+
+  /**
+   * RFC 8707's resource beside the audience (mcpServers[].tokenExchange.resource): what Keycloak's
+   * standard token exchange makes of it is written in docs/runtime.md, "Downstream credentials".
+   */
+  @Test
+  void aResourceIsSentBesideTheAudience() throws Exception {
+    String alice = KEYCLOAK.userToken("daedalus", "daedalus-secret", "alice", "alice-password");
+    TokenExchange withResource =
+        new TokenExchange(
+            KEYCLOAK.issuer(),
+            "agent-helper",
+            "agent-helper-secret",
+            "tools",
+            "http://tools.pallas.test/mcp",
+            Set.of("tools"),
+            Duration.ofSeconds(5));
+    String forTools = withResource.exchange(alice);
+    assertThat(
+            new OidcTokens(KEYCLOAK.issuer(), "tools", Set.of("tools"), Duration.ofSeconds(5))
+                .authenticate("Bearer " + forTools)
+                .client())
+        .isEqualTo("agent-helper");
   }
 
   @Test

@@ -277,7 +277,10 @@ public final class FleetRenderer {
     return null;
   }
 
-  /** The Secret keys an agent's pod needs: its model's provider key and its servers' headers. */
+  /**
+   * The Secret keys an agent's pod needs: its model's provider key, its servers' headers, the
+   * tracing headers, and the agents' client secret when it exchanges tokens.
+   */
   private static List<SecretRef> secretsOf(PallasDeploymentSpec spec, AgentSpec agent) {
     List<SecretRef> refs = new ArrayList<>();
     ProviderSpec provider = providerOf(spec, agent);
@@ -304,6 +307,21 @@ public final class FleetRenderer {
     }
     if (spec.tracing() != null && spec.tracing().headers() != null) {
       refs.add(new SecretRef(spec.tracing().headers(), "spec.tracing.headers"));
+    }
+    // the agents' own client, only in the pods of agents that exchange tokens with it
+    // (docs/runtime.md, "Downstream credentials")
+    boolean exchanges =
+        servers.stream()
+            .anyMatch(
+                s -> s.tokenExchange() != null && agent.effectiveServers().contains(s.name()));
+    if (exchanges
+        && spec.auth() != null
+        && spec.auth().oidc() != null
+        && spec.auth().oidc().client() != null
+        && spec.auth().oidc().client().secret().secretKeyRef() != null) {
+      refs.add(
+          new SecretRef(
+              spec.auth().oidc().client().secret().secretKeyRef(), "spec.auth.oidc.client.secret"));
     }
     return refs;
   }
@@ -342,6 +360,7 @@ public final class FleetRenderer {
                 server.url(),
                 headers,
                 server.forwardInboundAuth(),
+                server.tokenExchange(),
                 server.timeoutSeconds(),
                 server.maxConcurrentCalls()));
       }

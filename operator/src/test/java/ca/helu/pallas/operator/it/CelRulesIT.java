@@ -259,6 +259,46 @@ class CelRulesIT {
             "spec.mcpServers",
             "forwardInboundAuth would pass callers' tokens"),
         rule(
+            "token exchange needs the agents' OIDC client",
+            "fleet",
+            "auth: {oidc: {issuerUrl: 'https://k/realms/p'}}\n"
+                + "  mcpServers: [{name: s, url: 'http://s:1/mcp', tokenExchange: {audience: s}}]\n"
+                + "  agents: [{name: a, servers: [s]}]",
+            "spec.mcpServers",
+            DeploymentValidator.EXCHANGE_NEEDS_CLIENT),
+        rule(
+            "token exchange names whom the token is for",
+            "fleet",
+            OIDC_WITH_CLIENT
+                + "  mcpServers: [{name: s, url: 'http://s:1/mcp', tokenExchange: {scopes: [s]}}]\n"
+                + "  agents: [{name: a, servers: [s]}]",
+            "spec.mcpServers[0].tokenExchange",
+            "set audience, resource or both"),
+        rule(
+            "token exchange or forwarding, not both",
+            "fleet",
+            OIDC_WITH_CLIENT.replace("}}}", "}, allowForwarding: true}}")
+                + "  mcpServers: [{name: s, url: 'http://s:1/mcp', forwardInboundAuth: true,"
+                + " tokenExchange: {audience: s}}]\n"
+                + "  agents: [{name: a, servers: [s]}]",
+            "spec.mcpServers[0]",
+            "set at most one of tokenExchange and forwardInboundAuth"),
+        rule(
+            "token exchange and an Authorization header of its own",
+            "fleet",
+            OIDC_WITH_CLIENT
+                + "  mcpServers: [{name: s, url: 'http://s:1/mcp', tokenExchange: {audience: s},"
+                + " headers: [{name: authorization, value: x}]}]\n"
+                + "  agents: [{name: a, servers: [s]}]",
+            "spec.mcpServers[0]",
+            "headers may not set one too"),
+        rule(
+            "the agents' client secret is never inline",
+            "fleet",
+            OIDC_WITH_CLIENT.replace("{env: SECRET}", "{value: hunter2}") + "  agents: [{name: a}]",
+            "spec.auth.oidc.client.secret",
+            DeploymentValidator.INLINE_CLIENT_SECRET),
+        rule(
             "static tokens name a Secret",
             "fleet",
             "auth: {staticTokens: {secretName: Not_A_Name}}\n  agents: [{name: a}]",
@@ -271,6 +311,9 @@ class CelRulesIT {
             "spec.agents[0].description",
             "may not be more than 100"));
   }
+
+  private static final String OIDC_WITH_CLIENT =
+      "auth: {oidc: {issuerUrl: 'https://k/realms/p', client: {id: agents, secret: {env: SECRET}}}}\n";
 
   private static Arguments rule(String title, String name, String spec, String... expected) {
     String yaml =

@@ -1,0 +1,45 @@
+package ca.helu.pallas.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
+import java.util.List;
+
+/**
+ * A downstream server reached with a token exchanged for the caller's (RFC 8693; docs/runtime.md,
+ * "Downstream credentials"): the agent, as the OAuth client {@code spec.auth.oidc.client}, trades
+ * the caller's token at the issuer for one meant for this server, which sees the caller and never
+ * the caller's own token.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@ValidationRule(
+    value = "has(self.audience) || has(self.resource)",
+    message = "set audience, resource or both: whom the exchanged token is for")
+public record TokenExchangeSpec(
+    @JsonPropertyDescription(
+            "The server's logical name at the issuer, sent as the exchange's audience (RFC 8693"
+                + " §2.1); with Keycloak, the server's client id.")
+        @Pattern("\\S")
+        @Size(max = 2048)
+        String audience,
+    @JsonPropertyDescription(
+            "The server's resource identifier, an absolute URI sent as the exchange's resource"
+                + " (RFC 8707), for issuers that take one (Keycloak's standard token exchange"
+                + " does not).")
+        @ValidationRule(
+            value = DeploymentValidator.CEL_HTTP_URL,
+            message = "must be an http:// or https:// URL with a host")
+        @Size(max = 2048)
+        String resource,
+    @JsonPropertyDescription(
+            "Scopes to ask for; with Keycloak, an optional client scope of the agents' client that"
+                + " maps the server's audience. Default: none asked.")
+        @Size(max = DeploymentValidator.MAX_SCOPES)
+        List<@Pattern(DeploymentValidator.SCOPE_PATTERN) @Size(max = 256) String> scopes) {
+
+  public List<String> effectiveScopes() {
+    return scopes == null ? List.of() : scopes;
+  }
+}
