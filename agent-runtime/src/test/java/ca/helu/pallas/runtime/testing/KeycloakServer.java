@@ -33,14 +33,17 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * A real Keycloak for a test class (docs/development.md, "Keycloak"): the distribution Maven
  * fetched from Maven Central ({@code org.keycloak:keycloak-quarkus-dist}, the pom's {@code
  * keycloak.version}), unpacked once under {@code ~/.cache/pallas/keycloak/<version>}, started in
- * development mode on 127.0.0.1 and a free port, with an in-memory database and the realm of {@code
- * src/test/resources/keycloak/pallas-realm.json} (clients {@code daedalus} and {@code stranger},
- * user {@code alice}). Its first start in a new cache builds Keycloak for this machine (about 30 s
- * on 2 cores); later ones start in about 20 s.
+ * development mode on 127.0.0.1 (or an address of {@link #on}) and a free port, with an in-memory
+ * database and the realm of {@code src/test/resources/keycloak/pallas-realm.json} (the callers'
+ * clients {@code daedalus} and {@code stranger}, user {@code alice}; the agents' clients {@code
+ * agent-helper} and {@code pallas-agents}, with standard token exchange; the servers' audiences
+ * {@code tools} and {@code mcp-everything}), and as many more users as {@link #withUsers} asks. Its
+ * first start in a new cache builds Keycloak for this machine (about 30 s on 2 cores); later ones
+ * start in about 20 s.
  *
  * <p>{@code @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();}
  */
-public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback {
+public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
   public static final String REALM = "pallas";
   private static final String ADMIN = "admin";
   private static final String ADMIN_PASSWORD = "admin-password";
@@ -183,6 +186,20 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
       throw new IllegalStateException(
           "Keycloak's admin API refused " + method + " " + url + ": " + response.body());
     }
+  }
+
+  /**
+   * Starts it outside a test class's extensions, e.g. once the real node's bridge it listens on
+   * exists; {@link #close()} stops it.
+   */
+  public KeycloakServer start() throws Exception {
+    beforeAll(null);
+    return this;
+  }
+
+  @Override
+  public void close() throws Exception {
+    afterAll(null);
   }
 
   @Override

@@ -1,6 +1,8 @@
 package ca.helu.pallas.operator.dependent;
 
+import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.AuthSpec;
+import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.PodSettingsSpec;
 import ca.helu.pallas.operator.OperatorConfig;
@@ -31,6 +33,8 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import io.fabric8.kubernetes.api.model.VolumeProjection;
+import io.fabric8.kubernetes.api.model.VolumeProjectionBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,6 +62,15 @@ final class Pods {
   static final String CONFIG_VOLUME = PallasNames.CONFIG_VOLUME;
   static final String TMP_VOLUME = PallasNames.TMP_VOLUME;
   static final String TOKENS_VOLUME = PallasNames.TOKENS_VOLUME;
+
+  /** The ConfigMap every namespace has with the API server's CA (kube-root-ca.crt). */
+  static final String KUBE_ROOT_CA = "kube-root-ca.crt";
+
+  /**
+   * Lifetime of a projected token: the kubelet replaces it after 80 % of this, and the runtime
+   * reads it at every use.
+   */
+  static final long TOKEN_SECONDS = 3600;
 
   private Pods() {}
 
@@ -171,9 +184,15 @@ final class Pods {
             .build());
   }
 
-  /** An agent pod's volumes: {@link #volumes}, and the Secret of its static tokens if any. */
-  static List<Volume> agentVolumes(RenderedFleet fleet) {
+  /**
+   * An agent pod's volumes: {@link #volumes}, the Secret of its static tokens if any, and with
+   * {@code spec.auth} its identity ({@link #identity}).
+   */
+  static List<Volume> agentVolumes(RenderedFleet fleet, AgentSpec agent) {
     List<Volume> volumes = new ArrayList<>(volumes(fleet.name()));
+    if (fleet.primary().getSpec().auth() != null) {
+      volumes.add(identity(fleet.primary(), agent));
+    }
     staticTokens(fleet)
         .ifPresent(secret ->
             volumes.add(
@@ -188,9 +207,66 @@ final class Pods {
     return volumes;
   }
 
-  /** An agent container's mounts: {@link #mounts}, and its static tokens read-only. */
+  /**
+   * An agent pod's identity with {@code spec.auth} (docs/runtime.md, "Agents calling agents"): its
+   * ServiceAccount's tokens as the kubelet projects and rotates them, one for each agent it calls
+   * with that agent's resource identifier as audience, and one for the API server (whose keys it
+   * reads to check the tokens of the agents that call it), with the API server's CA.
+   */
+  static Volume identity(PallasDeployment primary, AgentSpec agent) {
+    List<VolumeProjection> sources = new ArrayList<>();
+    sources.add(
+        new VolumeProjectionBuilder()
+            .withNewServiceAccountToken()
+            .withPath(PallasNames.API_TOKEN_FILE)
+            .withExpirationSeconds(TOKEN_SECONDS)
+            .endServiceAccountToken()
+            .build());
+    sources.add(
+        new VolumeProjectionBuilder()
+            .withNewConfigMap()
+            .withName(KUBE_ROOT_CA)
+            .addNewItem()
+            .withKey("ca.crt")
+            .withPath(PallasNames.API_CA_FILE)
+            .endItem()
+            .endConfigMap()
+            .build());
+    for (String server : agent.effectiveServers()) {
+      primary
+          .getSpec()
+          .agent(server)
+          .ifPresent(peer ->
+              sources.add(
+                  new VolumeProjectionBuilder()
+                      .withNewServiceAccountToken()
+                      .withPath(PallasNames.peerTokenFile(peer.name()))
+                      .withAudience(PallasNames.agentUrl(primary, peer))
+                      .withExpirationSeconds(TOKEN_SECONDS)
+                      .endServiceAccountToken()
+                      .build()));
+    }
+    return new VolumeBuilder()
+        .withName(PallasNames.IDENTITY_VOLUME)
+        .withNewProjected()
+        // read by the runtime's user, which the pod sets and no fsGroup maps
+        .withDefaultMode(0444)
+        .withSources(sources)
+        .endProjected()
+        .build();
+  }
+
+  /** An agent container's mounts: {@link #mounts}, its static tokens and identity read-only. */
   static List<VolumeMount> agentMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(mounts());
+    if (fleet.primary().getSpec().auth() != null) {
+      mounts.add(
+          new VolumeMountBuilder()
+              .withName(PallasNames.IDENTITY_VOLUME)
+              .withMountPath(PallasNames.IDENTITY_DIR)
+              .withReadOnly(true)
+              .build());
+    }
     if (staticTokens(fleet).isPresent()) {
       mounts.add(
           new VolumeMountBuilder()
