@@ -26,8 +26,8 @@ public record TokenExchangeSpec(
         String audience,
     @JsonPropertyDescription(
             "The server's resource identifier, an absolute URI sent as the exchange's resource"
-                + " (RFC 8707), for issuers that take one (Keycloak's standard token exchange"
-                + " does not).")
+                + " (RFC 8707), for issuers that grant by it (Keycloak takes it, but grants the"
+                + " audience of audience and scopes).")
         @ValidationRule(
             value = DeploymentValidator.CEL_HTTP_URL,
             message = "must be an http:// or https:// URL with a host")

@@ -182,7 +182,9 @@ public final class ServiceAccountTokens implements AgentTokens {
               .send(
                   HttpRequest.newBuilder(uri)
                       .timeout(timeout)
-                      .header("Accept", "application/json")
+                      // the key set is served only to a client that takes its own type (406
+                      // otherwise)
+                      .header("Accept", "application/json, application/jwk-set+json")
                       .header("Authorization", "Bearer " + token)
                       .build(),
                   HttpResponse.BodyHandlers.ofString());

@@ -156,6 +156,7 @@ final class SignedTokens<T> {
       throw new AuthFailure(
           AuthFailure.Code.INVALID_TOKEN, "the token's signature or algorithm is not accepted");
     } catch (com.nimbusds.jose.KeySourceException e) {
+      LOG.debug("the issuer's keys cannot be fetched: {}", String.valueOf(e.getCause()));
       throw new AuthFailure(
           AuthFailure.Code.INVALID_TOKEN,
           "the token cannot be validated now: the issuer's keys cannot be fetched");

@@ -106,8 +106,9 @@ class KeycloakIT {
   }
 
   /**
-   * RFC 8707's resource beside the audience (mcpServers[].tokenExchange.resource): what Keycloak's
-   * standard token exchange makes of it is written in docs/runtime.md, "Downstream credentials".
+   * RFC 8707's resource beside the audience (mcpServers[].tokenExchange.resource): Keycloak's
+   * standard token exchange takes the request and grants the audience of audience and scopes alone
+   * (docs/runtime.md, "Downstream credentials").
    */
   @Test
   void aResourceIsSentBesideTheAudience() throws Exception {
@@ -122,6 +123,9 @@ class KeycloakIT {
             Set.of("tools"),
             Duration.ofSeconds(5));
     String forTools = withResource.exchange(alice);
+    assertThat(com.nimbusds.jwt.SignedJWT.parse(forTools).getJWTClaimsSet().getAudience())
+        .as("the audience Keycloak grants comes from audience and scopes, not resource")
+        .containsExactly("tools");
     assertThat(
             new OidcTokens(KEYCLOAK.issuer(), "tools", Set.of("tools"), Duration.ofSeconds(5))
                 .authenticate("Bearer " + forTools)

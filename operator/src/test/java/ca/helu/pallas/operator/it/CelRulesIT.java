@@ -277,7 +277,7 @@ class CelRulesIT {
         rule(
             "token exchange or forwarding, not both",
             "fleet",
-            OIDC_WITH_CLIENT.replace("}}}", "}, allowForwarding: true}}")
+            OIDC_WITH_CLIENT.replace("client:", "allowForwarding: true, client:")
                 + "  mcpServers: [{name: s, url: 'http://s:1/mcp', forwardInboundAuth: true,"
                 + " tokenExchange: {audience: s}}]\n"
                 + "  agents: [{name: a, servers: [s]}]",
