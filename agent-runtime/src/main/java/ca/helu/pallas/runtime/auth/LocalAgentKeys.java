@@ -1,8 +1,6 @@
 package ca.helu.pallas.runtime.auth;
 
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.Collection;
 import java.util.HexFormat;
@@ -32,7 +30,7 @@ public final class LocalAgentKeys {
       random.nextBytes(bytes);
       String key = PREFIX + HexFormat.of().formatHex(bytes);
       keys.put(agent, key);
-      digests.put(agent, sha256(key));
+      digests.put(agent, StaticTokens.sha256(key));
     }
   }
 
@@ -51,7 +49,7 @@ public final class LocalAgentKeys {
       if (!token.startsWith(PREFIX)) {
         return Optional.empty();
       }
-      byte[] presented = sha256(token);
+      byte[] presented = StaticTokens.sha256(token);
       String match = null;
       for (Map.Entry<String, byte[]> e : digests.entrySet()) {
         // every key is compared, a match or not
@@ -68,13 +66,5 @@ public final class LocalAgentKeys {
       }
       return Optional.of(new AgentTokens.Identity(match));
     };
-  }
-
-  private static byte[] sha256(String token) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("this JVM has no SHA-256", e);
-    }
   }
 }

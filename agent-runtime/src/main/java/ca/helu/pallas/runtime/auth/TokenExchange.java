@@ -9,10 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -83,7 +80,7 @@ public final class TokenExchange {
 
   /** A token for the downstream server on behalf of the caller whose token is {@code subject}. */
   public String exchange(String subject) throws Failure {
-    String key = sha256(subject);
+    String key = SignedTokens.digest(subject);
     synchronized (cache) {
       Exchanged cached = cache.get(key);
       if (cached != null && System.nanoTime() - cached.expiresAtNanos < 0) {
@@ -192,15 +189,5 @@ public final class TokenExchange {
   private static String bounded(String text) {
     String line = text.replaceAll("\\p{Cntrl}+", " ").strip();
     return line.length() <= MAX_ISSUER_TEXT ? line : line.substring(0, MAX_ISSUER_TEXT) + "…";
-  }
-
-  private static String sha256(String token) {
-    try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("this JVM has no SHA-256", e);
-    }
   }
 }

@@ -138,22 +138,7 @@ class ClusterFleetIT {
   @Test
   @Order(2)
   void daedalusAsAJobFindsAndTalksToEveryAgentThroughTheRegistryService() throws Exception {
-    long start = System.nanoTime();
-    cluster.kubectl("apply", "--namespace", "team", "-f", "e2e/cluster/daedalus-job.yaml");
-    String outcome =
-        awaitKubectl(
-            s -> !s.equals("/"),
-            "get",
-            "job",
-            "daedalus",
-            "--namespace",
-            "team",
-            "-o",
-            "jsonpath={.status.succeeded}/{.status.failed}");
-    System.out.printf("Daedalus Job: kubectl apply to finished %.1f s%n", seconds(start));
-    String log = cluster.kubectl("logs", "--namespace", "team", "job/daedalus");
-    System.out.print(log);
-    assertThat(outcome).as(log).isEqualTo("1/");
+    String log = daedalusJob("team", "e2e/cluster/daedalus-job.yaml");
     assertThat(log)
         .doesNotContain("FAIL")
         .contains("ok registry lists 3 agents")
@@ -432,8 +417,22 @@ class ClusterFleetIT {
     vars.forEach((name, value) -> env.addObject().put("name", name).put("value", value));
     Path file = dir.resolve("daedalus-secured.json");
     Files.writeString(file, job.toString());
+    String log = daedalusJob("secured", file.toString());
+    assertThat(log)
+        .doesNotContain("FAIL")
+        .contains("ok lead refuses a client without a token")
+        .contains("ok tools is healthy")
+        .contains("ok lead calls tools")
+        .contains("ok tools calls everything__echo with a token exchanged for the caller's");
+  }
+
+  /**
+   * Applies the Daedalus Job of {@code file} in {@code namespace} and waits for it to end; its log,
+   * once it succeeded (the exit code and the log are the verdict).
+   */
+  private static String daedalusJob(String namespace, String file) throws Exception {
     long start = System.nanoTime();
-    cluster.kubectl("apply", "--namespace", "secured", "-f", file.toString());
+    cluster.kubectl("apply", "--namespace", namespace, "-f", file);
     String outcome =
         awaitKubectl(
             s -> !s.equals("/"),
@@ -441,19 +440,15 @@ class ClusterFleetIT {
             "job",
             "daedalus",
             "--namespace",
-            "secured",
+            namespace,
             "-o",
             "jsonpath={.status.succeeded}/{.status.failed}");
-    System.out.printf("Daedalus Job, secured: kubectl apply to finished %.1f s%n", seconds(start));
-    String log = cluster.kubectl("logs", "--namespace", "secured", "job/daedalus");
+    System.out.printf(
+        "Daedalus Job in %s: kubectl apply to finished %.1f s%n", namespace, seconds(start));
+    String log = cluster.kubectl("logs", "--namespace", namespace, "job/daedalus");
     System.out.print(log);
     assertThat(outcome).as(log).isEqualTo("1/");
-    assertThat(log)
-        .doesNotContain("FAIL")
-        .contains("ok lead refuses a client without a token")
-        .contains("ok tools is healthy")
-        .contains("ok lead calls tools")
-        .contains("ok tools calls everything__echo with a token exchanged for the caller's");
+    return log;
   }
 
   /**
