@@ -10,11 +10,13 @@ without a registry or a Docker engine (e2e/cluster/README.md):
                                the binaries tools/go-binaries.sh builds (found on the PATH)
   pallas-postgres:test         Debian's PostgreSQL (the package `cluster.sh prepare` and .ci/run
                                install) and pg-entrypoint.c: the chart's fleet store
+  pallas-jaeger:test           with --jaeger: that Jaeger v2 binary (testing/JaegerServer builds it
+                               from the Go module proxy), the tracing backend of e2e/cluster/jaeger.yaml
 
 Each image holds exactly the shared libraries its programs load, runs as a non-root user and is
 cached under $PALLAS_CACHE/images by a hash of its inputs.
 
-    e2e/cluster/tool-images.py --out DIR [--server-everything VERSION]
+    e2e/cluster/tool-images.py --out DIR [--server-everything VERSION] [--jaeger BINARY]
 
 prints one line per image: TAG PATH SIZE built|cached SECONDS
 """
@@ -114,9 +116,9 @@ def everything_image(version):
     return config, [node, prefix], fill
 
 
-def go_image(name, workdir=None):
-    """One Go binary from the PATH at /bin/NAME, as the upstream images have it."""
-    binary = os.path.realpath(shutil.which(name) or sys.exit(
+def go_image(name, workdir=None, binary=None):
+    """One Go binary (from the PATH unless given) at /bin/NAME, as the upstream images have it."""
+    binary = os.path.realpath(binary or shutil.which(name) or sys.exit(
         f"tool-images: {name} is not on the PATH (tools/go-binaries.sh builds it)"))
 
     def fill(layer):
@@ -225,6 +227,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="where the tarballs go")
     parser.add_argument("--server-everything", default="2026.8.31", help="its npm version")
+    parser.add_argument("--jaeger", help="a Jaeger v2 binary: build its image too")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     build("pallas-daedalus:test", python_image(), args.out)
@@ -238,6 +241,8 @@ def main():
           args.out)
     # the official image's user, which the chart's StatefulSet runs as (runAsUser 999)
     build("pallas-postgres:test", postgres_image(), args.out, user=(999, "postgres"))
+    if args.jaeger:
+        build("pallas-jaeger:test", go_image("jaeger", binary=args.jaeger), args.out)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ def mcp_url(entry: dict) -> str:
 
 
 @contextlib.asynccontextmanager
-async def session(url: str, headers: dict | None = None):
+async def session(url: str, headers: dict | None = None, message_handler=None):
     async with contextlib.AsyncExitStack() as stack:
         if headers:
             http = await stack.enter_async_context(httpx.AsyncClient(headers=headers, timeout=60))
@@ -32,7 +32,7 @@ async def session(url: str, headers: dict | None = None):
         else:
             streams = await stack.enter_async_context(_client(url))
         read, write = streams[0], streams[1]
-        s = await stack.enter_async_context(ClientSession(read, write))
+        s = await stack.enter_async_context(ClientSession(read, write, message_handler=message_handler))
         await s.initialize()
         yield s
 

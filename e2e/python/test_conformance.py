@@ -23,10 +23,20 @@ SCENARIOS = [
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_conformance_scenario(deployment, scenario):
+    check(deployment.mcp_url("coordinator"), scenario)
+
+
+# The registry's MCP endpoint (docs/contract.md, "The registry's MCP endpoint") offers no prompts.
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "prompts-list"])
+def test_conformance_scenario_on_the_registry(deployment, scenario):
+    check(deployment.registry_url + "/mcp", scenario)
+
+
+def check(url: str, scenario: str):
     if not CONFORMANCE.exists():
         pytest.fail(f"{CONFORMANCE} is missing: run e2e/setup.sh")
     run = subprocess.run(
-        ["node", str(CONFORMANCE), "server", "--url", deployment.mcp_url("coordinator"), "--scenario", scenario],
+        ["node", str(CONFORMANCE), "server", "--url", url, "--scenario", scenario],
         capture_output=True,
         text=True,
         timeout=120,
@@ -44,8 +54,8 @@ def test_conformance_scenario(deployment, scenario):
 
 # Warnings a scenario gives for a reason outside the server's transport, each with that reason.
 EXPLAINED_WARNINGS = {
-    # server-sse-polling calls the conformance fixture tool `test_reconnection`, which an agent does
-    # not have: its error answer ends the POST stream without a result, so the resumption it then
+    # server-sse-polling calls the conformance fixture tool `test_reconnection`, which an agent (or
+    # the registry) does not have: its error answer ends the POST stream without a result, so the resumption it then
     # tries has no result to deliver. The transport passes the scenario with no warning when it
     # serves the fixture tool (e2e TransportConformanceIT); resumption itself: ResumableStreamsIT.
     "server-sse-polling": {"server-sse-disconnect-resume"},

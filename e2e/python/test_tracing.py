@@ -4,10 +4,13 @@ coordinator -> helper -> server-everything from npm, read back from a real Jaege
 
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 import textwrap
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import httpx
@@ -20,13 +23,13 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import daedalus
 from conftest import ROOT, free_port, jar, wait_for
+from npm_servers import everything_entry
 
 pytestmark = pytest.mark.anyio
 
 # as testing/JaegerServer and testing/ServerEverything in agent-runtime build and install them
 JAEGER_MODULE = "github.com/jaegertracing/jaeger"
 JAEGER_VERSION = "v1.76.0"
-EVERYTHING_VERSION = "2026.8.31"
 HOME = Path.home()
 
 
@@ -51,20 +54,6 @@ def jaeger_binary() -> Path:
         )
         partial.rename(binary)
     return binary
-
-
-def everything_entry() -> Path:
-    """@modelcontextprotocol/server-everything, installed once, as testing/ServerEverything does."""
-    cache = HOME / ".cache/pallas-test" / f"server-everything-{EVERYTHING_VERSION}"
-    entry = cache / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-    if not entry.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(cache),
-             f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"],
-            check=True, timeout=300,
-        )
-    return entry
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +176,8 @@ async def test_a_python_client_call_through_two_agents_and_an_npm_server_is_one_
     spans: list[dict] = []
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        body = httpx.get(f"{query}/api/traces/{trace_id}", timeout=10).json()
+        answer = httpx.get(f"{query}/api/traces/{trace_id}", timeout=10)
+        body = answer.json()
         spans = [s for t in body.get("data") or [] for s in t["spans"]]
         if len(spans) >= 12:  # the client span and the eleven of the two agents
             break
@@ -215,3 +205,24 @@ async def test_a_python_client_call_through_two_agents_and_an_npm_server_is_one_
     assert tags[helper]["gen_ai.agent.name"] == "helper"
     assert [names[i] for i, p in parent.items() if p == helper].count("chat passthrough") == 2
     assert not any("traced words" in v for t in tags.values() for v in t.values())
+
+    # the picture of docs/observability.md, "One trace": this trace drawn by the documented command
+    picture = trace_picture(answer.text)
+    rows = [t.text.strip() for t in picture.iter("{http://www.w3.org/2000/svg}text")
+            if t.text and t.text.strip() in set(names.values())]
+    assert sorted(rows) == sorted(names.values()), rows
+    bars = [r for r in picture.iter("{http://www.w3.org/2000/svg}rect") if r.find("{*}title") is not None]
+    assert len(bars) == len(spans)
+
+
+def trace_picture(query_answer: str) -> ET.Element:
+    """docs/tools/trace-svg.py on the query API's answer, as docs/observability.md shows it; kept
+    at $PALLAS_TRACE_SVG when set (how docs/images/one-trace.svg is made)."""
+    work = Path(tempfile.mkdtemp(prefix="pallas-trace-svg-"))
+    (work / "trace.json").write_text(query_answer)
+    with open(work / "trace.svg", "w") as out:
+        subprocess.run([sys.executable, str(ROOT / "docs/tools/trace-svg.py"), str(work / "trace.json")],
+                       stdout=out, check=True, timeout=60)
+    if os.environ.get("PALLAS_TRACE_SVG"):
+        shutil.copyfile(work / "trace.svg", os.environ["PALLAS_TRACE_SVG"])
+    return ET.parse(work / "trace.svg").getroot()

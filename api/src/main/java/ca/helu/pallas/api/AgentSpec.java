@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
@@ -7,24 +8,11 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import java.util.List;
 
 /** One agent: an LLM with an instruction and tools, served as an MCP server on its own port. */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value = "!has(self.servers) || !(self.name in self.servers)",
-    message = "an agent cannot name itself in servers",
-    fieldPath = ".servers")
-@ValidationRule(
-    value = "!has(self.dependsOn) || !(self.name in self.dependsOn)",
-    message = "an agent cannot depend on itself",
-    fieldPath = ".dependsOn")
-@ValidationRule(
-    value = "!has(self.replicas) || !has(self.autoscaling)",
-    message = "set replicas or autoscaling, not both (the autoscaler sets the replicas)",
-    fieldPath = ".autoscaling")
 public record AgentSpec(
     @JsonPropertyDescription(
             "Lower-case letters, digits, '-' and '_'; starts and ends with a letter or digit.")
@@ -33,12 +21,12 @@ public record AgentSpec(
         @Size(max = 63)
         String name,
     @JsonPropertyDescription("Display name in the registry. Default: the name, capitalised.")
-        @Pattern("\\S")
+        @Pattern(Formats.NOT_BLANK)
         @Size(max = 200)
         String title,
     @JsonPropertyDescription("One line (1-100 characters) shown in the registry.")
-        @Pattern("\\S")
-        @Size(min = 1, max = DeploymentValidator.MAX_DESCRIPTION)
+        @Pattern(Formats.NOT_BLANK)
+        @Size(min = 1, max = MAX_DESCRIPTION)
         String description,
     @JsonPropertyDescription("Service/listen port. Default registry.port + 1 + index.")
         @Min(1)
@@ -46,16 +34,16 @@ public record AgentSpec(
         Integer port,
     @JsonPropertyDescription("System instruction for the model.") String instruction,
     @JsonPropertyDescription("provider.model; overrides spec.defaultModel.")
-        @Pattern(DeploymentValidator.MODEL_PATTERN)
+        @Pattern(Models.PATTERN)
         @Size(max = 256)
         String model,
     @JsonPropertyDescription(
             "Names of mcpServers or of other agents whose tools this agent may call.")
-        @Size(max = DeploymentValidator.MAX_REFERENCES)
+        @Size(max = MAX_REFERENCES)
         List<@Pattern(PallasNames.NAME_PATTERN) @Size(max = 63) String> servers,
     @JsonPropertyDescription(
             "Agents started and ready before this one (agents named in servers are implied).")
-        @Size(max = DeploymentValidator.MAX_REFERENCES)
+        @Size(max = MAX_REFERENCES)
         List<@Pattern(PallasNames.NAME_PATTERN) @Size(max = 63) String> dependsOn,
     @JsonPropertyDescription("Sampling and loop parameters.") RequestParams requestParams,
     @JsonPropertyDescription(
@@ -88,6 +76,12 @@ public record AgentSpec(
                 + " replaces the same field of spec.pod whole (labels, env and lists are not"
                 + " merged).")
         PodSettingsSpec pod) {
+
+  /** Entries of servers or dependsOn; bounds keep the CRD's CEL rules within its cost budget. */
+  public static final int MAX_REFERENCES = 32;
+
+  /** The registry's limit (server.json). */
+  public static final int MAX_DESCRIPTION = 100;
 
   public List<String> effectiveServers() {
     return servers == null ? List.of() : servers;

@@ -2,7 +2,6 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
-import io.fabric8.generator.annotation.ValidationRule;
 
 /**
  * Who may call the agents (docs/runtime.md, "Inbound authentication"): every agent's /mcp asks for
@@ -10,9 +9,6 @@ import io.fabric8.generator.annotation.ValidationRule;
  * anyone who reaches an agent's port may call it.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value = "(has(self.oidc) ? 1 : 0) + (has(self.staticTokens) ? 1 : 0) == 1",
-    message = "set exactly one of oidc and staticTokens")
 public record AuthSpec(
     @JsonPropertyDescription(
             "OAuth 2.1 resource server: bearer JWTs of this OIDC issuer, checked against its"

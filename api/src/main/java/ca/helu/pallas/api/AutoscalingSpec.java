@@ -5,17 +5,12 @@ import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Required;
-import io.fabric8.generator.annotation.ValidationRule;
 
 /**
  * An agent's HorizontalPodAutoscaler (Kubernetes): pods added or removed to keep the average of
  * {@code send_message} calls in flight per pod near a target (docs/operations.md, "Scaling").
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value = "!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",
-    message = "minReplicas must not exceed maxReplicas",
-    fieldPath = ".minReplicas")
 public record AutoscalingSpec(
     @JsonPropertyDescription("Fewest pods. Default 1.") @Min(1) @Max(MAX_REPLICAS)
         Integer minReplicas,

@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonFormat;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
@@ -13,7 +14,7 @@ import java.util.List;
 public record Icon(
     @JsonPropertyDescription("Absolute or relative URL of the icon.")
         @Required
-        @Pattern("\\S")
+        @Pattern(Formats.NOT_BLANK)
         @Size(max = 2048)
         String src,
     @JsonPropertyDescription("Sizes such as \"48x48\" or \"any\".")

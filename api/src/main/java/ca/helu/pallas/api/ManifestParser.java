@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.DeploymentValidator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;

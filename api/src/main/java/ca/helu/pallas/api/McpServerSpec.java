@@ -7,7 +7,6 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 
 /**
@@ -17,16 +16,6 @@ import java.util.List;
  * ({@code forwardInboundAuth}).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value = "!has(self.tokenExchange) || !has(self.forwardInboundAuth) || !self.forwardInboundAuth",
-    message = "set at most one of tokenExchange and forwardInboundAuth")
-@ValidationRule(
-    value =
-        "!has(self.tokenExchange) || !has(self.headers) || !self.headers.exists(h,"
-            + " h.name.lowerAscii() == 'authorization')",
-    message =
-        "tokenExchange sends the exchanged token as the Authorization header: headers may not"
-            + " set one too")
 public record McpServerSpec(
     @JsonPropertyDescription(
             "Name used in agents' servers lists and in tool names {server}__{tool}.")
@@ -36,9 +25,6 @@ public record McpServerSpec(
         String name,
     @JsonPropertyDescription("Streamable HTTP endpoint, e.g. http://argos.mcp:8080/mcp.")
         @Required
-        @ValidationRule(
-            value = DeploymentValidator.CEL_HTTP_URL,
-            message = "must be an http:// or https:// URL with a host")
         @Size(max = 2048)
         String url,
     @JsonPropertyDescription(

@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
@@ -16,7 +17,7 @@ public record MonitoringSpec(
   public record ServiceMonitorSpec(
       @JsonPropertyDescription("Create the ServiceMonitor. Default false.") Boolean enabled,
       @JsonPropertyDescription("Scrape interval, e.g. 30s. Default: Prometheus' own.")
-          @Pattern(DeploymentValidator.DURATION_PATTERN)
+          @Pattern(Formats.DURATION)
           String interval,
       @JsonPropertyDescription("Extra labels, e.g. release: prometheus.")
           Map<String, String> labels) {}

@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
@@ -32,15 +33,12 @@ public record NetworkPolicySpec(
   /** Any namespace, in {@link Peer#namespace}. */
   public static final String ANY_NAMESPACE = "*";
 
-  /** DNS label (a namespace's name) or {@link #ANY_NAMESPACE}. */
-  public static final String NAMESPACE_PATTERN = "^(\\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$";
-
   /** Pods the policy admits. */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public record Peer(
       @JsonPropertyDescription(
               "A namespace by name, or * for every namespace. Default: the fleet's namespace.")
-          @Pattern(NAMESPACE_PATTERN)
+          @Pattern(Formats.NAMESPACE)
           @Size(max = 63)
           String namespace,
       @JsonPropertyDescription("Pods with all of these labels. Default: every pod.")

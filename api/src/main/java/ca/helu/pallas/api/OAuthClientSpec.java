@@ -1,11 +1,11 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 
 /**
  * The agents' own OAuth client at the issuer (docs/runtime.md, "Downstream credentials"): its id
@@ -16,14 +16,11 @@ import io.fabric8.generator.annotation.ValidationRule;
 public record OAuthClientSpec(
     @JsonPropertyDescription("The client id, e.g. pallas-agents.")
         @Required
-        @Pattern("^[\\x21-\\x7E]+$")
+        @Pattern(Formats.CLIENT_ID)
         @Size(max = 256)
         String id,
     @JsonPropertyDescription(
             "The client secret, by secretKeyRef (or env, with serve); never inline. Only the pods"
                 + " of agents with a tokenExchange server get it.")
         @Required
-        @ValidationRule(
-            value = "!has(self.value)",
-            message = DeploymentValidator.INLINE_CLIENT_SECRET)
         SecretValue secret) {}

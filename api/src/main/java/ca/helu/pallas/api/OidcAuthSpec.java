@@ -1,11 +1,11 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 
 /**
@@ -19,21 +19,18 @@ public record OidcAuthSpec(
                 + " https://keycloak.example/realms/pallas; its discovery document is read from"
                 + " {issuerUrl}/.well-known/openid-configuration.")
         @Required
-        @ValidationRule(
-            value = DeploymentValidator.CEL_HTTP_URL,
-            message = "must be an http:// or https:// URL with a host")
         @Size(max = 2048)
         String issuerUrl,
     @JsonPropertyDescription(
             "What a token's aud claim must contain; {agent} is replaced by the agent's name."
                 + " Default: the agent's own MCP URL (its resource identifier, as its protected"
                 + " resource metadata publishes it).")
-        @Pattern("\\S")
+        @Pattern(Formats.NOT_BLANK)
         @Size(max = 2048)
         String audience,
     @JsonPropertyDescription("Scopes every token must carry (its scope claim). Default: none.")
-        @Size(max = DeploymentValidator.MAX_SCOPES)
-        List<@Pattern(DeploymentValidator.SCOPE_PATTERN) @Size(max = 256) String> requiredScopes,
+        @Size(max = MAX_SCOPES)
+        List<@Pattern(Formats.SCOPE) @Size(max = 256) String> requiredScopes,
     @JsonPropertyDescription(
             "Allows mcpServers[].forwardInboundAuth: passing a caller's token, issued for these"
                 + " agents, on to another server, which the MCP authorization specification"
@@ -45,6 +42,9 @@ public record OidcAuthSpec(
                 + " for the servers that set mcpServers[].tokenExchange (RFC 8693). Needed by"
                 + " tokenExchange.")
         OAuthClientSpec client) {
+
+  /** Entries of requiredScopes. */
+  public static final int MAX_SCOPES = 32;
 
   /** Placeholder of {@link #audience()} for the agent's name. */
   public static final String AGENT_PLACEHOLDER = "{agent}";

@@ -2,7 +2,6 @@ package ca.helu.pallas.api;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import io.fabric8.crd.generator.annotation.AdditionalPrinterColumn;
-import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.client.CustomResource;
@@ -45,26 +44,6 @@ import io.fabric8.kubernetes.model.annotation.Version;
     name = "Age",
     jsonPath = ".metadata.creationTimestamp",
     type = AdditionalPrinterColumn.Type.DATE)
-// Every object is named {name}-{agent} or {name}-registry; a Service name is a DNS-1035 label.
-@ValidationRule(
-    value = "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-    message =
-        "metadata.name must start with a letter and hold only lower-case letters, digits and"
-            + " '-' (it prefixes Service names)")
-@ValidationRule(
-    value = "size(self.metadata.name) <= " + PallasNames.MAX_DEPLOYMENT_NAME,
-    message =
-        "metadata.name must be at most "
-            + PallasNames.MAX_DEPLOYMENT_NAME
-            + " characters ({name}-registry is a Service name of at most 63)")
-@ValidationRule(
-    value =
-        "!has(self.spec) || !has(self.spec.agents) || self.spec.agents.all(a,"
-            + " size(self.metadata.name) + 1 + size(a.name) <= 63)",
-    message =
-        "metadata.name-agents[].name must be at most 63 characters (it names the agent's"
-            + " Service)",
-    fieldPath = ".spec.agents")
 public class PallasDeployment extends CustomResource<PallasDeploymentSpec, PallasDeploymentStatus>
     implements Namespaced {
 

@@ -1,94 +1,28 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * The desired state of a PallasDeployment: agents, downstream MCP servers, models, registry. The
- * CEL rules here are the cross-field checks of {@link DeploymentValidator} that the API server can
- * make before anything is stored (docs/crd-reference.md).
+ * The desired state of a PallasDeployment: agents, downstream MCP servers, models, registry. Its
+ * rules across entries are declared in {@link ca.helu.pallas.api.validation.Rules}
+ * (docs/crd-reference.md).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value =
-        "!has(self.agents) || self.agents.all(a, self.agents.exists_one(b,"
-            + " b.name.replace('_', '-') == a.name.replace('_', '-')))",
-    message = "agents[].name must be unique, also with '_' read as '-' (both name one Service)",
-    fieldPath = ".agents")
-@ValidationRule(
-    value =
-        "!has(self.mcpServers) || self.mcpServers.all(s, self.mcpServers.exists_one(t, t.name =="
-            + " s.name))",
-    message = "mcpServers[].name must be unique",
-    fieldPath = ".mcpServers")
-@ValidationRule(
-    value =
-        "!has(self.agents) || !has(self.mcpServers) || self.agents.all(a,"
-            + " !self.mcpServers.exists(s, s.name == a.name))",
-    message =
-        "an agent may not share its name with an mcpServers entry (servers lists could not"
-            + " tell them apart)",
-    fieldPath = ".agents")
-@ValidationRule(
-    value =
-        "!has(self.agents) || self.agents.all(a, self.agents.exists_one(b, "
-            + PallasDeploymentSpec.CEL_PORT_B
-            + " == "
-            + PallasDeploymentSpec.CEL_PORT_A
-            + "))",
-    message = "agents[].port must be unique (a missing port is registry.port + 1 + index)",
-    fieldPath = ".agents")
-@ValidationRule(
-    value =
-        "!has(self.agents) || self.agents.all(a, !has(a.port) || a.port != "
-            + PallasDeploymentSpec.CEL_REGISTRY_PORT
-            + ")",
-    message = "no agent may listen on the registry port",
-    fieldPath = ".agents")
-@ValidationRule(
-    value =
-        "!has(self.agents) || self.agents.all(a, !has(a.servers) || a.servers.all(s,"
-            + " self.agents.exists(b, b.name == s) || (has(self.mcpServers) &&"
-            + " self.mcpServers.exists(m, m.name == s))))",
-    message = "agents[].servers must name entries of mcpServers or agents",
-    fieldPath = ".agents")
-@ValidationRule(
-    value =
-        "!has(self.agents) || self.agents.all(a, !has(a.dependsOn) || a.dependsOn.all(d,"
-            + " self.agents.exists(b, b.name == d)))",
-    message = "agents[].dependsOn must name entries of agents",
-    fieldPath = ".agents")
-@ValidationRule(
-    value =
-        "!has(self.auth) || !has(self.auth.oidc) || (has(self.auth.oidc.allowForwarding) &&"
-            + " self.auth.oidc.allowForwarding) || !has(self.mcpServers) ||"
-            + " !self.mcpServers.exists(s, has(s.forwardInboundAuth) && s.forwardInboundAuth)",
-    message = DeploymentValidator.FORWARDING_REFUSED,
-    fieldPath = ".mcpServers")
-@ValidationRule(
-    value =
-        "!has(self.mcpServers) || !self.mcpServers.exists(s, has(s.tokenExchange)) ||"
-            + " (has(self.auth) && has(self.auth.oidc) && has(self.auth.oidc.client))",
-    message = DeploymentValidator.EXCHANGE_NEEDS_CLIENT,
-    fieldPath = ".mcpServers")
-@ValidationRule(
-    value = "has(self.defaultModel) || !has(self.agents) || self.agents.all(a, has(a.model))",
-    message = "every agent needs a model when defaultModel is not set",
-    fieldPath = ".agents")
 public record PallasDeploymentSpec(
     @JsonPropertyDescription("Version published in registry entries. Default \"1.0.0\".")
-        @Pattern("\\S")
+        @Pattern(Formats.NOT_BLANK)
         @Size(max = 64)
         String version,
     @JsonPropertyDescription(
             "Host used in registry remotes[].url. Default: the agent Service's cluster DNS name"
                 + " (Kubernetes) or localhost (serve mode).")
-        @Pattern("^[A-Za-z0-9.-]+$")
+        @Pattern(Formats.HOST)
         @Size(max = 253)
         String host,
     @JsonPropertyDescription("The registry: its port and the namespace of registry names.")
@@ -96,17 +30,16 @@ public record PallasDeploymentSpec(
     @JsonPropertyDescription(
             "Model for agents that name none: provider.model (openai.*, anthropic.*) or a built-in"
                 + " test model (passthrough, playback, slow).")
-        @Pattern(DeploymentValidator.MODEL_PATTERN)
+        @Pattern(Models.PATTERN)
         @Size(max = 256)
         String defaultModel,
     @JsonPropertyDescription("Capabilities of the models, published in the registry.")
         ModelCapabilities modelCapabilities,
     @JsonPropertyDescription("LLM provider endpoints and credentials.") ProvidersSpec providers,
-    @JsonPropertyDescription("Downstream MCP servers that agents may use.")
-        @Size(max = DeploymentValidator.MAX_SERVERS)
+    @JsonPropertyDescription("Downstream MCP servers that agents may use.") @Size(max = MAX_SERVERS)
         List<McpServerSpec> mcpServers,
     @JsonPropertyDescription("The agents; each is served as an MCP server on its own port.")
-        @Size(min = 1, max = DeploymentValidator.MAX_AGENTS)
+        @Size(min = 1, max = MAX_AGENTS)
         List<AgentSpec> agents,
     @JsonPropertyDescription("Prometheus scraping.") MonitoringSpec monitoring,
     @JsonPropertyDescription(
@@ -141,14 +74,10 @@ public record PallasDeploymentSpec(
 
   public static final String DEFAULT_VERSION = "1.0.0";
 
-  static final String CEL_REGISTRY_PORT =
-      "(has(self.registry) && has(self.registry.port) ? self.registry.port : "
-          + RegistrySpec.DEFAULT_PORT
-          + ")";
-  static final String CEL_PORT_A =
-      "(has(a.port) ? a.port : " + CEL_REGISTRY_PORT + " + 1 + self.agents.indexOf(a))";
-  static final String CEL_PORT_B =
-      "(has(b.port) ? b.port : " + CEL_REGISTRY_PORT + " + 1 + self.agents.indexOf(b))";
+  /** Bounds that keep the CRD's CEL rules within the API server's cost budget. */
+  public static final int MAX_AGENTS = 64;
+
+  public static final int MAX_SERVERS = 64;
 
   /** The agent's own limits per caller, else the fleet's, else null (none). */
   public CallerLimitsSpec callerLimitsOf(AgentSpec agent) {

@@ -224,6 +224,19 @@ public final class PallasNames {
         + "/.well-known/mcp/server.json";
   }
 
+  /**
+   * The registry's MCP URL (its resource identifier with inbound authentication): on {@code
+   * spec.host} when set, else on the registry Service's cluster DNS name.
+   */
+  public static String registryMcpUrl(PallasDeployment d) {
+    PallasDeploymentSpec spec = d.getSpec();
+    String host =
+        spec.host() != null
+            ? spec.host()
+            : registryObject(d.name()) + "." + namespaceOf(d) + ".svc";
+    return "http://" + host + ":" + spec.effectiveRegistry().effectivePort() + "/mcp";
+  }
+
   /** The namespace of a PallasDeployment, "default" when its metadata names none (serve). */
   public static String namespaceOf(PallasDeployment d) {
     String namespace = d.getMetadata().getNamespace();

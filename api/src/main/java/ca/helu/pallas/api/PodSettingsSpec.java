@@ -1,11 +1,11 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.Affinity;
 import io.fabric8.kubernetes.api.model.ConfigMapEnvSource;
 import io.fabric8.kubernetes.api.model.EnvFromSource;
@@ -24,61 +24,10 @@ import java.util.stream.Stream;
 /**
  * Where a fleet's pods run and what they carry beyond what the operator renders (Kubernetes): the
  * fleet-wide {@code spec.pod} and an agent's own {@code agents[].pod}, which replaces it field by
- * field (docs/operator.md, "Pods where you want them"). Each rule below is also a check of {@link
- * DeploymentValidator}, with the same message.
+ * field (docs/operator.md, "Pods where you want them"). What it may not override is declared in the
+ * validation package's PodRules.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value =
-        "!has(self.labels) || !"
-            + PodSettingsSpec.CEL_RESERVED_LABELS
-            + ".exists(k, k in self.labels)",
-    messageExpression =
-        "'may not set ' + "
-            + PodSettingsSpec.CEL_RESERVED_LABELS
-            + ".filter(k, k in self.labels)[0] + '"
-            + PodSettingsSpec.LABEL_REASON
-            + "'",
-    message = "may not set the operator's own labels" + PodSettingsSpec.LABEL_REASON,
-    fieldPath = ".labels")
-@ValidationRule(
-    value =
-        "!has(self.annotations) || !("
-            + PodSettingsSpec.CEL_HASH_ANNOTATION
-            + " in self.annotations)",
-    messageExpression =
-        "'may not set ' + "
-            + PodSettingsSpec.CEL_HASH_ANNOTATION
-            + " + '"
-            + PodSettingsSpec.ANNOTATION_REASON
-            + "'",
-    message = "may not set the operator's own annotation" + PodSettingsSpec.ANNOTATION_REASON,
-    fieldPath = ".annotations")
-@ValidationRule(
-    value =
-        "!has(self.volumes) || !self.volumes.exists(v, has(v.name) && v.name in "
-            + PodSettingsSpec.CEL_RESERVED_VOLUMES
-            + ")",
-    messageExpression =
-        "'may not name a volume ' + (self.volumes.exists(v, has(v.name) && v.name == '"
-            + PallasNames.CONFIG_VOLUME
-            + "') ? '"
-            + PallasNames.CONFIG_VOLUME
-            + "' : self.volumes.exists(v, has(v.name) && v.name == '"
-            + PallasNames.TMP_VOLUME
-            + "') ? '"
-            + PallasNames.TMP_VOLUME
-            + "' : self.volumes.exists(v, has(v.name) && v.name == '"
-            + PallasNames.TOKENS_VOLUME
-            + "') ? '"
-            + PallasNames.TOKENS_VOLUME
-            + "' : '"
-            + PallasNames.IDENTITY_VOLUME
-            + "') + '"
-            + PodSettingsSpec.VOLUME_REASON
-            + "'",
-    message = "may not reuse the operator's volume names" + PodSettingsSpec.VOLUME_REASON,
-    fieldPath = ".volumes")
 public record PodSettingsSpec(
     @JsonPropertyDescription(
             "Node labels a pod's node must have (the pod's nodeSelector). Default: any node.")
@@ -94,7 +43,7 @@ public record PodSettingsSpec(
         @Size(max = MAX_ENTRIES)
         List<TopologySpreadConstraint> topologySpreadConstraints,
     @JsonPropertyDescription("The pods' PriorityClass. Default: the cluster's default priority.")
-        @Pattern(DeploymentValidator.SECRET_NAME_PATTERN)
+        @Pattern(Formats.DNS_SUBDOMAIN)
         @Size(max = 253)
         String priorityClassName,
     @JsonPropertyDescription(
@@ -132,7 +81,7 @@ public record PodSettingsSpec(
             "The pods' ServiceAccount (agents only: the registry keeps its own, which may read the"
                 + " fleet's ConfigMap). Its token is not mounted unless a volume asks for it."
                 + " Default: the namespace's default.")
-        @Pattern(DeploymentValidator.SECRET_NAME_PATTERN)
+        @Pattern(Formats.DNS_SUBDOMAIN)
         @Size(max = 253)
         String serviceAccountName) {
 
@@ -141,11 +90,6 @@ public record PodSettingsSpec(
    * on names fit the API server's CEL cost budget.
    */
   @JsonInclude(JsonInclude.Include.NON_NULL)
-  @ValidationRule(
-      value = "!self.name.startsWith('" + RESERVED_ENV_PREFIX + "')",
-      messageExpression = "'may not set ' + self.name + '" + ENV_REASON + "'",
-      message = "may not set a variable named PALLAS_*" + ENV_REASON,
-      fieldPath = ".name")
   public record Env(
       @JsonPropertyDescription("The variable's name.") @Required @Size(max = MAX_NAME) String name,
       @JsonPropertyDescription("Its value.") String value,
@@ -159,11 +103,6 @@ public record PodSettingsSpec(
 
   /** Kubernetes' EnvFromSource with a bounded prefix (see {@link Env}). */
   @JsonInclude(JsonInclude.Include.NON_NULL)
-  @ValidationRule(
-      value = "!has(self.prefix) || !self.prefix.startsWith('" + RESERVED_ENV_PREFIX + "')",
-      messageExpression = "'may not use the prefix ' + self.prefix + '" + ENV_REASON + "'",
-      message = "may not use a prefix starting with PALLAS_" + ENV_REASON,
-      fieldPath = ".prefix")
   public record EnvFrom(
       @JsonPropertyDescription("Prefixed to every key's variable name.") @Size(max = MAX_NAME)
           String prefix,
@@ -176,11 +115,6 @@ public record PodSettingsSpec(
 
   /** Kubernetes' VolumeMount with a bounded mountPath (see {@link Env}). */
   @JsonInclude(JsonInclude.Include.NON_NULL)
-  @ValidationRule(
-      value = "!(" + CEL_MOUNT_COLLIDES + ")",
-      messageExpression = "'may not mount at ' + self.mountPath + '" + MOUNT_REASON + "'",
-      message = "may not mount at the operator's mount paths" + MOUNT_REASON,
-      fieldPath = ".mountPath")
   public record Mount(
       @JsonPropertyDescription("The volume's name (of volumes).") @Required @Size(max = MAX_NAME)
           String name,
@@ -233,69 +167,6 @@ public record PodSettingsSpec(
   /** The operator's writable mount: a volume may be mounted inside it, not at or above it. */
   public static final String TMP_MOUNT = PallasNames.TMP_DIR;
 
-  // no apostrophes: each reason is also a CEL string literal in a messageExpression
-  static final String LABEL_REASON = ": the operator selects its pods by this label";
-  static final String ANNOTATION_REASON = ": the operator sets it to roll the pods";
-  static final String ENV_REASON = ": names starting with PALLAS_ belong to the runtime";
-  static final String VOLUME_REASON =
-      ": config, tmp, static-tokens and identity are volumes of the operator";
-  static final String MOUNT_REASON =
-      ": it collides with a mount of the operator (/etc/pallas, /tmp,"
-          + " /var/run/pallas/static-tokens, /var/run/pallas/identity)";
-
-  // the lists above in CEL, built from the same constants (annotation values must be constants)
-  static final String CEL_RESERVED_LABELS =
-      "['"
-          + PallasNames.LABEL_NAME
-          + "', '"
-          + PallasNames.LABEL_INSTANCE
-          + "', '"
-          + PallasNames.LABEL_COMPONENT
-          + "', '"
-          + PallasNames.LABEL_MANAGED_BY
-          + "', '"
-          + PallasNames.LABEL_AGENT
-          + "']";
-  static final String CEL_HASH_ANNOTATION = "'" + PallasNames.CONFIG_HASH_ANNOTATION + "'";
-  static final String CEL_RESERVED_VOLUMES =
-      "['"
-          + PallasNames.CONFIG_VOLUME
-          + "', '"
-          + PallasNames.TMP_VOLUME
-          + "', '"
-          + PallasNames.TOKENS_VOLUME
-          + "', '"
-          + PallasNames.IDENTITY_VOLUME
-          + "']";
-
-  /**
-   * The CEL form of {@link #mountCollides} on a volume mount: its path with one trailing '/' equals
-   * or lies inside a read-only mount's, or lies above (or at) one of the operator's.
-   */
-  static final String CEL_MOUNT_PATH =
-      "(self.mountPath.endsWith('/') ? self.mountPath : self.mountPath + '/')";
-
-  static final String CEL_MOUNT_COLLIDES =
-      "(['"
-          + PallasNames.CONFIG_DIR
-          + "/', '"
-          + PallasNames.STATIC_TOKENS_DIR
-          + "/', '"
-          + PallasNames.IDENTITY_DIR
-          + "/'].exists(r, "
-          + CEL_MOUNT_PATH
-          + ".startsWith(r)) || ['"
-          + PallasNames.CONFIG_DIR
-          + "/', '"
-          + PallasNames.STATIC_TOKENS_DIR
-          + "/', '"
-          + PallasNames.IDENTITY_DIR
-          + "/', '"
-          + PallasNames.TMP_DIR
-          + "/'].exists(r, r.startsWith("
-          + CEL_MOUNT_PATH
-          + ")))";
-
   /** Whether a container mount path collides with one of the operator's mounts (see above). */
   public static boolean mountCollides(String mountPath) {
     String path = mountPath.endsWith("/") ? mountPath : mountPath + "/";
@@ -334,86 +205,5 @@ public record PodSettingsSpec(
       PodSettingsSpec agent, PodSettingsSpec fleet, Function<PodSettingsSpec, T> field) {
     T own = field.apply(agent);
     return own != null ? own : field.apply(fleet);
-  }
-
-  /**
-   * Every problem of one block at {@code at} (spec.pod or spec.agents[i].pod), as the CRD words it.
-   */
-  static void check(String at, PodSettingsSpec pod, List<String> p) {
-    if (pod == null) {
-      return;
-    }
-    if (pod.labels() != null) {
-      RESERVED_LABELS.stream()
-          .filter(pod.labels()::containsKey)
-          .findFirst()
-          .ifPresent(k -> p.add(at + ".labels: may not set " + k + LABEL_REASON));
-    }
-    if (pod.annotations() != null
-        && pod.annotations().containsKey(PallasNames.CONFIG_HASH_ANNOTATION)) {
-      p.add(
-          at
-              + ".annotations: may not set "
-              + PallasNames.CONFIG_HASH_ANNOTATION
-              + ANNOTATION_REASON);
-    }
-    List<Env> env = pod.env() == null ? List.of() : pod.env();
-    for (int i = 0; i < env.size(); i++) {
-      String name = env.get(i).name();
-      if (name == null) {
-        p.add(at + ".env[" + i + "].name: required");
-      } else if (name.startsWith(RESERVED_ENV_PREFIX)) {
-        p.add(at + ".env[" + i + "].name: may not set " + name + ENV_REASON);
-      }
-    }
-    List<EnvFrom> envFrom = pod.envFrom() == null ? List.of() : pod.envFrom();
-    for (int i = 0; i < envFrom.size(); i++) {
-      String prefix = envFrom.get(i).prefix();
-      if (prefix != null && prefix.startsWith(RESERVED_ENV_PREFIX)) {
-        p.add(at + ".envFrom[" + i + "].prefix: may not use the prefix " + prefix + ENV_REASON);
-      }
-    }
-    if (pod.volumes() != null) {
-      pod.volumes().stream()
-          .map(Volume::getName)
-          .filter(RESERVED_VOLUMES::contains)
-          .findFirst()
-          .ifPresent(n -> p.add(at + ".volumes: may not name a volume " + n + VOLUME_REASON));
-    }
-    List<Mount> mounts = pod.volumeMounts() == null ? List.of() : pod.volumeMounts();
-    for (int i = 0; i < mounts.size(); i++) {
-      String path = mounts.get(i).mountPath();
-      if (path == null) {
-        p.add(at + ".volumeMounts[" + i + "].mountPath: required");
-      } else if (mountCollides(path)) {
-        p.add(at + ".volumeMounts[" + i + "].mountPath: may not mount at " + path + MOUNT_REASON);
-      }
-    }
-    dnsSubdomain(at + ".priorityClassName", pod.priorityClassName(), p);
-    dnsSubdomain(at + ".serviceAccountName", pod.serviceAccountName(), p);
-    bounded(at + ".tolerations", pod.tolerations(), MAX_ENTRIES, p);
-    bounded(at + ".topologySpreadConstraints", pod.topologySpreadConstraints(), MAX_ENTRIES, p);
-    bounded(at + ".env", pod.env(), MAX_ENV, p);
-    bounded(at + ".envFrom", pod.envFrom(), MAX_ENTRIES, p);
-    bounded(at + ".volumes", pod.volumes(), MAX_ENTRIES, p);
-    bounded(at + ".volumeMounts", pod.volumeMounts(), MAX_ENTRIES, p);
-  }
-
-  private static void dnsSubdomain(String at, String name, List<String> p) {
-    if (name != null
-        && (!name.matches(DeploymentValidator.SECRET_NAME_PATTERN) || name.length() > 253)) {
-      p.add(
-          at
-              + ": '"
-              + name
-              + "' is not an object name (a DNS subdomain: lower-case letters, digits, '-' and"
-              + " '.', at most 253 characters)");
-    }
-  }
-
-  private static void bounded(String at, List<?> list, int max, List<String> p) {
-    if (list != null && list.size() > max) {
-      p.add(at + ": at most " + max + " entries");
-    }
   }
 }

@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
@@ -15,7 +16,7 @@ public record RegistrySpec(
     @JsonPropertyDescription(
             "Reverse-domain prefix of registry server names, e.g. ca.helu.ouranos. Default"
                 + " local.pallas.")
-        @Pattern(DeploymentValidator.REGISTRY_NAMESPACE_PATTERN)
+        @Pattern(Formats.REGISTRY_NAMESPACE)
         @Size(max = 200)
         String namespace) {
 

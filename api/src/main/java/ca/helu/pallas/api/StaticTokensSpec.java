@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
@@ -17,6 +18,6 @@ public record StaticTokensSpec(
             "A Secret in this namespace: each key is a caller's name (it appears in logs and the"
                 + " audit line), each value that caller's token.")
         @Required
-        @Pattern(DeploymentValidator.SECRET_NAME_PATTERN)
+        @Pattern(Formats.DNS_SUBDOMAIN)
         @Size(max = 253)
         String secretName) {}

@@ -1,5 +1,6 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
@@ -19,7 +20,7 @@ public record StoreSpec(
                 + " jdbc:postgresql://host:5432/pallas), username and password; every agent pod"
                 + " reads them from it (Kubernetes).")
         @Required
-        @Pattern(DeploymentValidator.SECRET_NAME_PATTERN)
+        @Pattern(Formats.DNS_SUBDOMAIN)
         @Size(max = 253)
         String secretName) {
 

@@ -1,10 +1,10 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Size;
-import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 
 /**
@@ -14,30 +14,24 @@ import java.util.List;
  * the caller's own token.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@ValidationRule(
-    value = "has(self.audience) || has(self.resource)",
-    message = "set audience, resource or both: whom the exchanged token is for")
 public record TokenExchangeSpec(
     @JsonPropertyDescription(
             "The server's logical name at the issuer, sent as the exchange's audience (RFC 8693"
                 + " §2.1); with Keycloak, the server's client id.")
-        @Pattern("\\S")
+        @Pattern(Formats.NOT_BLANK)
         @Size(max = 2048)
         String audience,
     @JsonPropertyDescription(
             "The server's resource identifier, an absolute URI sent as the exchange's resource"
                 + " (RFC 8707), for issuers that grant by it (Keycloak takes it, but grants the"
                 + " audience of audience and scopes).")
-        @ValidationRule(
-            value = DeploymentValidator.CEL_HTTP_URL,
-            message = "must be an http:// or https:// URL with a host")
         @Size(max = 2048)
         String resource,
     @JsonPropertyDescription(
             "Scopes to ask for; with Keycloak, an optional client scope of the agents' client that"
                 + " maps the server's audience. Default: none asked.")
-        @Size(max = DeploymentValidator.MAX_SCOPES)
-        List<@Pattern(DeploymentValidator.SCOPE_PATTERN) @Size(max = 256) String> scopes) {
+        @Size(max = OidcAuthSpec.MAX_SCOPES)
+        List<@Pattern(Formats.SCOPE) @Size(max = 256) String> scopes) {
 
   public List<String> effectiveScopes() {
     return scopes == null ? List.of() : scopes;

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
 import io.fabric8.generator.annotation.Max;
 import io.fabric8.generator.annotation.Min;
-import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 
@@ -20,7 +19,6 @@ public record TracingSpec(
             "The collector's OTLP/HTTP base URL, e.g. http://jaeger.monitoring.svc:4318 (spans go"
                 + " to {endpoint}/v1/traces).")
         @Required
-        @Pattern("^https?://\\S+$")
         @Size(max = 2048)
         String endpoint,
     @JsonPropertyDescription(

@@ -1,16 +1,26 @@
 package ca.helu.pallas.api;
 
+import ca.helu.pallas.api.validation.Rule;
+import ca.helu.pallas.api.validation.Rules;
 import io.fabric8.crdv2.generator.CRDGenerator;
 import io.fabric8.crdv2.generator.CRDPostProcessor;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceColumnDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.ValidationRule;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.ValidationRuleBuilder;
 import java.io.ByteArrayOutputStream;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 
 /**
  * Generates the PallasDeployment CRD from the api types with fabric8's crd-generator; {@link
@@ -56,8 +66,8 @@ public final class CrdFile {
       List.of(List.of("status", "conditions"), List.of("status", "agents", "[]", "conditions"));
 
   /**
-   * Orders the printer columns, drops rules the generator reads twice (field and accessor) and
-   * declares the condition lists as maps keyed by type.
+   * Orders the printer columns, adds the CEL rules of {@link Rules} and declares the condition
+   * lists as maps keyed by type.
    */
   private static final class Tidy implements CRDPostProcessor {
     @Override
@@ -68,8 +78,15 @@ public final class CrdFile {
               .sorted(Comparator.comparingInt(c -> COLUMN_ORDER.indexOf(c.getName())))
               .toList();
       version.setAdditionalPrinterColumns(columns);
-      dedupe(version.getSchema().getOpenAPIV3Schema());
-      CONDITION_LISTS.forEach(path -> keyedByType(version.getSchema().getOpenAPIV3Schema(), path));
+      JSONSchemaProps root = version.getSchema().getOpenAPIV3Schema();
+      Set<Rule> added = new HashSet<>();
+      addRules(PallasDeployment.class, root, added);
+      addRules(PallasDeploymentSpec.class, root.getProperties().get("spec"), added);
+      List<Rule> nowhere = Rules.ALL.stream().filter(r -> !added.contains(r)).toList();
+      if (!nowhere.isEmpty()) {
+        throw new IllegalStateException("rules on types the CRD does not hold: " + nowhere);
+      }
+      CONDITION_LISTS.forEach(path -> keyedByType(root, path));
       return crd;
     }
 
@@ -88,23 +105,61 @@ public final class CrdFile {
       list.getItems().getSchema().setRequired(List.of("status", "type"));
     }
 
-    private static void dedupe(JSONSchemaProps schema) {
-      if (schema == null) {
+    /**
+     * The rules on {@code type} and its fields, added to its schema, and so on down its fields'
+     * types: a type used in two places (spec.pod, agents[].pod) carries its rules in both.
+     */
+    private static void addRules(Class<?> type, JSONSchemaProps schema, Set<Rule> added) {
+      if (schema.getXKubernetesValidations() != null
+          && !schema.getXKubernetesValidations().isEmpty()) {
+        throw new IllegalStateException(
+            type.getName()
+                + " declares a CEL rule by annotation: declare it in"
+                + " ca.helu.pallas.api.validation.Rules, the one source the validator reads too");
+      }
+      add(type, null, schema, added);
+      if (!type.isRecord()) {
         return;
       }
-      if (schema.getXKubernetesValidations() != null) {
-        schema.setXKubernetesValidations(
-            schema.getXKubernetesValidations().stream().distinct().toList());
+      for (RecordComponent c : type.getRecordComponents()) {
+        JSONSchemaProps field = schema.getProperties().get(c.getName());
+        if (field == null) {
+          continue;
+        }
+        add(type, c.getName(), field, added);
+        Type generic = c.getGenericType();
+        if (generic instanceof ParameterizedType p && List.class.equals(p.getRawType())) {
+          if (p.getActualTypeArguments()[0] instanceof Class<?> item && ours(item)) {
+            addRules(item, field.getItems().getSchema(), added);
+          }
+        } else if (generic instanceof Class<?> value && ours(value)) {
+          addRules(value, field, added);
+        }
       }
-      if (schema.getProperties() != null) {
-        schema.getProperties().values().forEach(Tidy::dedupe);
+    }
+
+    private static void add(
+        Class<?> type, String property, JSONSchemaProps schema, Set<Rule> added) {
+      List<ValidationRule> rules =
+          Rules.ALL.stream()
+              .filter(r -> r.on().equals(type) && Objects.equals(r.property(), property))
+              .peek(added::add)
+              .map(r ->
+                  new ValidationRuleBuilder()
+                      .withRule(r.cel())
+                      .withMessage(r.message())
+                      .withMessageExpression(r.messageExpression())
+                      .withFieldPath(r.fieldPath())
+                      .build())
+              .toList();
+      if (!rules.isEmpty()) {
+        schema.setXKubernetesValidations(rules);
       }
-      if (schema.getItems() != null) {
-        dedupe(schema.getItems().getSchema());
-      }
-      if (schema.getAdditionalProperties() != null) {
-        dedupe(schema.getAdditionalProperties().getSchema());
-      }
+    }
+
+    private static boolean ours(Class<?> type) {
+      return type.isRecord()
+          && type.getPackageName().equals(PallasDeployment.class.getPackageName());
     }
   }
 }

@@ -3,6 +3,7 @@ package ca.helu.pallas.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ca.helu.pallas.api.validation.Rules;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -124,7 +125,7 @@ class ManifestParserTest {
               agents: [{name: a, servers: [s]}]
             """;
     assertThat(problems(fleet.replace("ALLOW", "")))
-        .containsExactly("spec.mcpServers: " + DeploymentValidator.FORWARDING_REFUSED);
+        .containsExactly("spec.mcpServers: " + Rules.FORWARDING_REFUSED);
     assertThat(ManifestParser.parse(fleet.replace("ALLOW", ", allowForwarding: true"), "ok.yaml"))
         .isNotNull();
     assertThat(
@@ -159,11 +160,9 @@ class ManifestParserTest {
     assertThat(ManifestParser.parse(ok, "ok.yaml").getSpec().mcpServers().get(0).tokenExchange())
         .isEqualTo(new TokenExchangeSpec("tools", null, List.of("tools")));
     assertThat(problems(ok.replace(client, "")))
-        .containsExactly(
-            "spec.mcpServers[0].tokenExchange: " + DeploymentValidator.EXCHANGE_NEEDS_CLIENT);
+        .containsExactly("spec.mcpServers: " + Rules.EXCHANGE_NEEDS_CLIENT);
     assertThat(problems(ok.replace("secretKeyRef: {name: agents, key: secret}", "value: hunter2")))
-        .containsExactly(
-            "spec.auth.oidc.client.secret: " + DeploymentValidator.INLINE_CLIENT_SECRET);
+        .containsExactly("spec.auth.oidc.client.secret: " + Rules.INLINE_CLIENT_SECRET);
     assertThat(problems(ok.replace("{audience: tools, scopes: [tools]}", "{scopes: [tools]}")))
         .containsExactly(
             "spec.mcpServers[0].tokenExchange: set audience, resource or both: whom the exchanged"
@@ -328,7 +327,7 @@ class ManifestParserTest {
         .anyMatch(m -> m.equals("spec.agents[0].port: 24200 is already used by spec.registry.port"))
         .anyMatch(
             m -> m.equals("spec.agents[2].port: 24300 is already used by spec.agents[1].port"))
-        .anyMatch(m -> m.equals("spec.agents[3].port: 70000 is not a port (1-65535)"));
+        .anyMatch(m -> m.equals("spec.agents[3].port: 70000 must be between 1 and 65535"));
   }
 
   @Test

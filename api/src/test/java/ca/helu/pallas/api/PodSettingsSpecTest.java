@@ -2,6 +2,7 @@ package ca.helu.pallas.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ca.helu.pallas.api.validation.DeploymentValidator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

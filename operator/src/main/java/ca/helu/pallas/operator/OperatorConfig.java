@@ -1,7 +1,7 @@
 package ca.helu.pallas.operator;
 
-import ca.helu.pallas.api.DeploymentValidator;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.validation.Formats;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -122,7 +122,7 @@ public record OperatorConfig(
     if (value.isEmpty()) {
       return null;
     }
-    if (!value.matches(DeploymentValidator.SECRET_NAME_PATTERN) || value.length() > 253) {
+    if (!value.matches(Formats.DNS_SUBDOMAIN) || value.length() > 253) {
       throw new IllegalArgumentException(name + ": '" + value + "' is not a Secret's name");
     }
     return value;

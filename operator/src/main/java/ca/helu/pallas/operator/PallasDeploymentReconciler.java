@@ -1,10 +1,10 @@
 package ca.helu.pallas.operator;
 
-import ca.helu.pallas.api.DeploymentValidator;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentStatus;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.StoreSpec;
+import ca.helu.pallas.api.validation.DeploymentValidator;
 import ca.helu.pallas.operator.dependent.AgentAutoscalersDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDeploymentsDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDisruptionBudgetsDependentResource;

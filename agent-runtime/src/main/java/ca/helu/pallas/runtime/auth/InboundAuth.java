@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
@@ -24,6 +25,9 @@ public final class InboundAuth {
   /** How long one request to the issuer (discovery, keys) may take. */
   static final Duration ISSUER_TIMEOUT = Duration.ofSeconds(5);
 
+  /** The one tool of an agent a client without a token may call with openHealth. */
+  static final String AGENT_OPEN_TOOL = "get_health";
+
   /** Path of the metadata document, and the path-suffixed form for the agent's /mcp (RFC 9728). */
   public static final String METADATA_PATH = "/.well-known/oauth-protected-resource";
 
@@ -33,8 +37,10 @@ public final class InboundAuth {
   private final boolean openHealth;
   private final String resource;
   private final String metadataUrl;
+  private final List<String> scopes;
   private final String scope;
   private final byte[] metadata;
+  private final Set<String> openTools;
 
   private InboundAuth(
       Authenticator authenticator,
@@ -43,13 +49,16 @@ public final class InboundAuth {
       boolean openHealth,
       String resource,
       List<String> scopes,
-      byte[] metadata) {
+      byte[] metadata,
+      Set<String> openTools) {
+    this.openTools = Set.copyOf(openTools);
     this.authenticator = authenticator;
     this.agents = agents;
     this.oidc = oidc;
     this.openHealth = openHealth;
     this.resource = resource;
     this.metadataUrl = metadataUrl(resource);
+    this.scopes = List.copyOf(scopes);
     this.scope = String.join(" ", scopes);
     this.metadata = metadata;
   }
@@ -101,7 +110,14 @@ public final class InboundAuth {
     }
     return Optional.of(
         new InboundAuth(
-            authenticator, agents, oidc, spec.effectiveOpenHealth(), resource, scopes, bytes));
+            authenticator,
+            agents,
+            oidc,
+            spec.effectiveOpenHealth(),
+            resource,
+            scopes,
+            bytes,
+            Set.of(AGENT_OPEN_TOOL)));
   }
 
   /**
@@ -161,6 +177,25 @@ public final class InboundAuth {
    */
   public boolean openHealth() {
     return openHealth;
+  }
+
+  /**
+   * The tools a client without a token may call with openHealth, in order: an agent's get_health,
+   * or what {@link #openingTools} set.
+   */
+  public List<String> openTools() {
+    return openTools.stream().sorted().toList();
+  }
+
+  /** Whether a client without a token may call {@code tool} (openHealth). */
+  public boolean isOpenTool(String tool) {
+    return openHealth && openTools.contains(tool);
+  }
+
+  /** This authentication with {@code tools} open instead (the registry's discovery tools). */
+  public InboundAuth openingTools(Set<String> tools) {
+    return new InboundAuth(
+        authenticator, agents, oidc, openHealth, resource, scopes, metadata, tools);
   }
 
   /** The agent's resource identifier: its MCP URL. */

@@ -3,6 +3,8 @@ package ca.helu.pallas.runtime.cli;
 import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.runtime.auth.StaticTokenFiles;
+import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import java.nio.file.Path;
 import java.util.List;
@@ -48,5 +50,20 @@ final class CommonOptions {
 
   PallasDeployment read(Environment env) {
     return ManifestParser.read(resolve(env));
+  }
+
+  /**
+   * The static tokens of --static-tokens ({@code option}) or PALLAS_STATIC_TOKENS_DIR
+   * (docs/configuration.md, "Inbound authentication"); null: none given.
+   */
+  static StaticTokens staticTokens(Path option, Environment env) {
+    Path dir =
+        option != null
+            ? option
+            : env.get("PALLAS_STATIC_TOKENS_DIR")
+                .filter(v -> !v.isBlank())
+                .map(Path::of)
+                .orElse(null);
+    return dir == null ? null : StaticTokenFiles.read(dir);
   }
 }

@@ -1,10 +1,15 @@
 package ca.helu.pallas.runtime.cli;
 
+import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.runtime.auth.InboundAuth;
+import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
+import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.downstream.McpToolServers;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.ConfigMapManifestSource;
 import ca.helu.pallas.runtime.registry.FileManifestSource;
@@ -36,6 +41,7 @@ final class RegistryCommand implements Command {
   final CommonOptions common = new CommonOptions();
   String configMap;
   String namespace;
+  Path staticTokens;
   int reloadSeconds = 2;
 
   @Override
@@ -56,6 +62,12 @@ final class RegistryCommand implements Command {
             "NAMESPACE",
             "Namespace of --config-map (default: the client's namespace)",
             v -> namespace = v)
+        .value(
+            "--static-tokens",
+            "DIR",
+            "With spec.auth.staticTokens: the callers' tokens, one file per caller named after it"
+                + " (default: $PALLAS_STATIC_TOKENS_DIR), for the registry's /mcp",
+            v -> staticTokens = Path.of(v))
         .value(
             "--reload-seconds",
             "SECONDS",
@@ -80,16 +92,34 @@ final class RegistryCommand implements Command {
     }
     source.start(text -> accept(text, source.describe()));
     PallasDeployment first = awaitFirst(source);
+    StaticTokens tokens;
+    try {
+      tokens = staticTokens(env, first);
+      InboundAuth.check(first.getSpec().auth(), tokens);
+    } catch (IllegalArgumentException e) {
+      System.err.println("registry: cannot start: " + e.getMessage());
+      source.close();
+      return 2;
+    }
     PallasMetrics metrics = new PallasMetrics();
+    RegistryServer.Options options =
+        new RegistryServer.Options(
+            common.bind,
+            first.getSpec().effectiveRegistry().effectivePort(),
+            agent -> PallasNames.agentUrl(current, agent),
+            // following the operator's ConfigMap, the registry runs in the cluster and reaches each
+            // agent at its Service; following a file, at the URL it publishes
+            configMap != null
+                ? agent -> PallasNames.peerUrl(current, agent)
+                : agent -> PallasNames.agentUrl(current, agent),
+            PallasNames.registryMcpUrl(first),
+            tokens,
+            new McpToolServers(new Secrets(env), Duration.ofMinutes(10)),
+            List.of(),
+            RegistryServer.LINK_TIMEOUT,
+            RegistryServer.LINK_INTERVAL);
     synchronized (lock) {
-      server =
-          new RegistryServer(
-                  common.bind,
-                  first.getSpec().effectiveRegistry().effectivePort(),
-                  current.getSpec(),
-                  agent -> PallasNames.agentUrl(current, agent),
-                  metrics)
-              .start();
+      server = new RegistryServer(options, current.getSpec(), metrics).start();
     }
     System.out.println(
         "registry: http://localhost:" + server.port() + "/.well-known/mcp/server.json");
@@ -104,6 +134,18 @@ final class RegistryCommand implements Command {
                 "pallas-shutdown"));
     Thread.currentThread().join();
     return 0;
+  }
+
+  /**
+   * The static tokens of --static-tokens or PALLAS_STATIC_TOKENS_DIR, when the manifest asks for
+   * them (the operator mounts them in the registry pod, docs/operator.md); null otherwise.
+   */
+  private StaticTokens staticTokens(Environment env, PallasDeployment deployment) {
+    AuthSpec auth = deployment.getSpec().auth();
+    if (auth == null || auth.staticTokens() == null) {
+      return null;
+    }
+    return CommonOptions.staticTokens(staticTokens, env);
   }
 
   private ManifestSource fileSource(Environment env) {

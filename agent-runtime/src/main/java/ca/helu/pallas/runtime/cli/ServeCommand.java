@@ -3,8 +3,6 @@ package ca.helu.pallas.runtime.cli;
 import ca.helu.pallas.api.InvalidDeploymentException;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.runtime.auth.InboundAuth;
-import ca.helu.pallas.runtime.auth.StaticTokenFiles;
-import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.llm.Retry;
@@ -203,21 +201,6 @@ final class ServeCommand implements Command {
         .withTtl(Duration.ofSeconds(historyTtlSeconds));
   }
 
-  /**
-   * The static tokens of --static-tokens or PALLAS_STATIC_TOKENS_DIR (docs/configuration.md,
-   * "Inbound authentication"); null: none given.
-   */
-  private StaticTokens staticTokens(Environment env) {
-    Path dir =
-        staticTokens != null
-            ? staticTokens
-            : env.get("PALLAS_STATIC_TOKENS_DIR")
-                .filter(v -> !v.isBlank())
-                .map(Path::of)
-                .orElse(null);
-    return dir == null ? null : StaticTokenFiles.read(dir);
-  }
-
   private static long positive(long chars) {
     if (chars < 1) {
       throw new IllegalArgumentException("--history-max-chars must be at least 1");
@@ -266,7 +249,7 @@ final class ServeCommand implements Command {
               new TurnLimits(
                   Duration.ofSeconds(turnTimeoutSeconds), TurnLimits.DEFAULT.heartbeat()),
               historyMaxChars == null ? Long.MAX_VALUE : positive(historyMaxChars),
-              staticTokens(env),
+              CommonOptions.staticTokens(staticTokens, env),
               cluster ? PodIdentity.from(env).orElse(null) : null);
       InboundAuth.check(deployment.getSpec().auth(), options.staticTokens());
       storeConfig = storeConfig(env);

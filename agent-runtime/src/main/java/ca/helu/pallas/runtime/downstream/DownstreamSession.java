@@ -94,20 +94,29 @@ final class DownstreamSession {
     return session;
   }
 
-  private static WatchingTransport transport(Endpoint endpoint, DownstreamHttpClient http) {
-    URI uri = URI.create(endpoint.url());
+  /**
+   * The SDK's transport to {@code url}, sending {@code headers} with every request, through {@code
+   * http}.
+   */
+  static HttpClientStreamableHttpTransport.Builder transportTo(
+      String url, Map<String, String> headers, DownstreamHttpClient http) {
+    URI uri = URI.create(url);
     String base = uri.getScheme() + "://" + uri.getRawAuthority();
     String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
     if (uri.getRawQuery() != null) {
       path += "?" + uri.getRawQuery();
     }
     HttpRequest.Builder request = HttpRequest.newBuilder();
-    endpoint.headers().forEach(request::header);
+    headers.forEach(request::header);
+    return HttpClientStreamableHttpTransport.builder(base)
+        .endpoint(path)
+        .clientBuilder(DownstreamHttpClient.builderFor(http))
+        .requestBuilder(request);
+  }
+
+  private static WatchingTransport transport(Endpoint endpoint, DownstreamHttpClient http) {
     HttpClientStreamableHttpTransport transport =
-        HttpClientStreamableHttpTransport.builder(base)
-            .endpoint(path)
-            .clientBuilder(DownstreamHttpClient.builderFor(http))
-            .requestBuilder(request)
+        transportTo(endpoint.url(), endpoint.headers(), http)
             .asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
               // read at each request: an agent's identity is a token the kubelet rotates
               endpoint.credentials().session().forEach(builder::setHeader);

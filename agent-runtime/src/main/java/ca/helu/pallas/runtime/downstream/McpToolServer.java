@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
@@ -64,6 +65,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final CallHealth health = new CallHealth();
   private final ConcurrentHashMap<String, Progress> relays = new ConcurrentHashMap<>();
   private final Object listing = new Object();
+  private final List<Runnable> toolWatchers = new CopyOnWriteArrayList<>();
   private CompletableFuture<List<McpSchema.Tool>> listingNow;
   private volatile List<McpSchema.Tool> tools;
   // the last list the server gave, kept when a new session's listing fails
@@ -101,7 +103,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
             timeout,
             this::http,
             this::relay,
-            () -> tools = null);
+            this::toolsChanged);
     this.sessions =
         new SessionKeeper(
             name,
@@ -109,7 +111,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
             gone -> {
               DownstreamSession session = DownstreamSession.open(endpoint, gone);
               // a new session may be a restarted server with other tools: list them again
-              tools = null;
+              toolsChanged();
               return session;
             });
   }
@@ -167,6 +169,31 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   /** How this server's calls have gone lately, for get_health. */
   public CallHealth callHealth() {
     return health;
+  }
+
+  /**
+   * Tells {@code watcher} when the server's tools may have changed: it sent {@code
+   * notifications/tools/list_changed}, or a new session began (a restarted server). Called on the
+   * client's thread: it must return at once.
+   */
+  public void onToolsChanged(Runnable watcher) {
+    toolWatchers.add(watcher);
+  }
+
+  private void toolsChanged() {
+    tools = null;
+    for (Runnable watcher : toolWatchers) {
+      try {
+        watcher.run();
+      } catch (RuntimeException e) {
+        LOG.warn("{}: telling a watcher of changed tools failed: {}", name, e.toString());
+      }
+    }
+  }
+
+  /** The tools the server listed last, without asking it; null before its first listing. */
+  public List<McpSchema.Tool> listed() {
+    return known;
   }
 
   @Override
@@ -252,9 +279,23 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   @Override
   public ToolResult call(String tool, Map<String, Object> arguments, CallContext context) {
+    McpSchema.CallToolResult result = callThrough(tool, arguments, context);
+    String text = textOf(result);
+    return Boolean.TRUE.equals(result.isError())
+        ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
+        : ToolResult.ok(text);
+  }
+
+  /**
+   * Calls a tool and gives its result as the server sent it (the registry's call_tool, docs/
+   * runtime.md, "The registry's MCP endpoint"); a call that got no answer is an {@code isError}
+   * result naming why. Never throws.
+   */
+  public McpSchema.CallToolResult callThrough(
+      String tool, Map<String, Object> arguments, CallContext context) {
     try {
       if (!slots.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-        return ToolResult.failed(
+        return failed(
             "no free place within "
                 + timeout.toSeconds()
                 + "s: calls to "
@@ -264,7 +305,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return ToolResult.failed("interrupted while waiting for a free place");
+      return failed("interrupted while waiting for a free place");
     }
     try {
       return callInSlot(tool, arguments, context);
@@ -273,13 +314,18 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     }
   }
 
-  private ToolResult callInSlot(String tool, Map<String, Object> arguments, CallContext context) {
+  private static McpSchema.CallToolResult failed(String why) {
+    return McpSchema.CallToolResult.builder().addTextContent(why).isError(true).build();
+  }
+
+  private McpSchema.CallToolResult callInSlot(
+      String tool, Map<String, Object> arguments, CallContext context) {
     Map<String, String> callHeaders;
     try {
       callHeaders = credentials.call(context);
     } catch (Credentials.Refused e) {
       // the caller's credentials failed, not the server: its health is as it was
-      return ToolResult.failed(e.getMessage());
+      return failed(e.getMessage());
     }
     // when our caller wants progress, ask for the downstream's too and pass it on (a sub-agent's
     // own steps show up under the caller's token)
@@ -304,17 +350,11 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
               session -> session.callTool(built, callHeaders, context.cancellation()),
               context.cancellation()::stopped);
       health.answered();
-      if (result == null) {
-        return ToolResult.failed("no result");
-      }
-      String text = textOf(result);
-      return Boolean.TRUE.equals(result.isError())
-          ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
-          : ToolResult.ok(text);
+      return result == null ? failed("no result") : result;
     } catch (RuntimeException e) {
       if (context.cancellation().stopped()) {
         // this call stopped, not the server: its health and the other calls are as they were
-        return ToolResult.failed("cancelled: " + context.cancellation().reason().words());
+        return failed("cancelled: " + context.cancellation().reason().words());
       }
       String why = Failures.describe(e, timeout);
       if (Causes.any(e, McpError.class)) {
@@ -323,7 +363,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       } else {
         health.failed(why);
       }
-      return ToolResult.failed(why);
+      return failed(why);
     } finally {
       if (relayToken != null) {
         relays.remove(relayToken);
@@ -333,8 +373,8 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   private void relay(McpSchema.ProgressNotification n) {
     Progress progress = relays.get(String.valueOf(n.progressToken()));
-    if (progress != null && n.message() != null) {
-      progress.relay(n.message(), n.total() != null && n.total().equals(n.progress()));
+    if (progress != null) {
+      progress.relayed(n.progress(), n.total(), n.message());
     }
   }
 

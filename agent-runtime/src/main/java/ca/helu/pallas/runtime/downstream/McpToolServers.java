@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +64,7 @@ public final class McpToolServers {
           name,
           server.url(),
           headers,
-          credentials(spec.auth(), agent, server, headers),
+          credentials(spec.auth(), "agent " + agent.name(), server, headers),
           Duration.ofSeconds(server.effectiveTimeoutSeconds()),
           tool -> true,
           server.effectiveMaxConcurrentCalls());
@@ -84,12 +85,14 @@ public final class McpToolServers {
   /**
    * A server's credentials: a token exchanged for the caller's, or the caller's own unless an
    * Authorization header is configured (it wins), or none beside its headers.
+   *
+   * @param who names the caller in warnings
    */
   private Credentials credentials(
-      AuthSpec auth, AgentSpec agent, McpServerSpec server, Map<String, String> headers) {
+      AuthSpec auth, String who, McpServerSpec server, Map<String, String> headers) {
     TokenExchangeSpec exchange = server.tokenExchange();
     if (exchange != null) {
-      // validation made sure of the issuer and its client (DeploymentValidator)
+      // validation made sure of the issuer and its client (api validation.Rules)
       String issuer = auth.oidc().issuerUrl();
       OAuthClientSpec client = auth.oidc().client();
       return secrets
@@ -110,7 +113,7 @@ public final class McpToolServers {
                     + Secrets.describe(client.secret())
                     + ") is not set: no token can be exchanged for "
                     + server.name();
-            LOG.warn("agent {}: {}", agent.name(), why);
+            LOG.warn("{}: {}", who, why);
             return Credentials.refused(why);
           });
     }
@@ -121,7 +124,50 @@ public final class McpToolServers {
         : Credentials.NONE;
   }
 
+  /**
+   * The client the registry calls a tool of {@code owner} through (docs/runtime.md, "The registry's
+   * MCP endpoint"): a downstream server with its headers and credentials, as an agent calls it, or
+   * an agent at {@code agentUrl}, to which the caller's bearer goes when {@code forwardToAgents}
+   * (the fleet asks for tokens: the agent checks the caller's as any call's).
+   *
+   * @throws IllegalArgumentException when {@code owner} is neither
+   */
+  public McpToolServer forRegistry(
+      PallasDeploymentSpec spec,
+      String owner,
+      Function<AgentSpec, String> agentUrl,
+      boolean forwardToAgents) {
+    McpServerSpec server = spec.mcpServer(owner).orElse(null);
+    if (server != null) {
+      Map<String, String> headers = headers("registry", server);
+      return new McpToolServer(
+          owner,
+          server.url(),
+          headers,
+          credentials(spec.auth(), "registry", server, headers),
+          Duration.ofSeconds(server.effectiveTimeoutSeconds()),
+          tool -> true,
+          server.effectiveMaxConcurrentCalls());
+    }
+    AgentSpec agent =
+        spec.agent(owner)
+            .orElseThrow(() -> new IllegalArgumentException("no agent or server " + owner));
+    return new McpToolServer(
+        owner,
+        agentUrl.apply(agent),
+        Map.of(),
+        forwardToAgents ? Credentials.forward() : Credentials.NONE,
+        peerTimeout,
+        tool -> true,
+        McpServerSpec.DEFAULT_MAX_CONCURRENT_CALLS);
+  }
+
   private Map<String, String> headers(AgentSpec agent, McpServerSpec server) {
+    return headers("agent " + agent.name(), server);
+  }
+
+  /** {@code server}'s headers, secrets read; {@code who} names the caller in warnings. */
+  private Map<String, String> headers(String who, McpServerSpec server) {
     Map<String, String> out = new LinkedHashMap<>();
     for (HeaderSpec h : server.effectiveHeaders()) {
       if (h.value() != null) {
@@ -134,8 +180,8 @@ public final class McpToolServers {
               v -> out.put(h.name(), v),
               () ->
                   LOG.warn(
-                      "agent {}: header {} for server {} is not sent: {} is not set",
-                      agent.name(),
+                      "{}: header {} for server {} is not sent: {} is not set",
+                      who,
                       h.name(),
                       server.name(),
                       Secrets.describe(h.valueFrom())));

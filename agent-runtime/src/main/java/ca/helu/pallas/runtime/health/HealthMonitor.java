@@ -8,6 +8,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -107,7 +108,11 @@ public final class HealthMonitor implements AgentHealth, AutoCloseable {
             .name("pallas-probe-" + target.name())
             .start(() -> {
               try {
-                CheckResult result = probe.probe(target.url(), target.headers().get());
+                long started = System.nanoTime();
+                CheckResult result =
+                    probe
+                        .probe(target.url(), target.headers().get())
+                        .took(Duration.ofNanos(System.nanoTime() - started));
                 CheckResult before = latest.put(target.name(), result);
                 onResult.accept(target.name(), result.ok());
                 // no result yet counts as reachable (see current())
@@ -118,6 +123,14 @@ public final class HealthMonitor implements AgentHealth, AutoCloseable {
             });
       }
     }
+  }
+
+  /**
+   * The latest probe of the server named {@code target}, timed, or empty before its first (the
+   * servers resource of docs/contract.md, "Resources").
+   */
+  public Optional<CheckResult> latest(String target) {
+    return Optional.ofNullable(latest.get(target));
   }
 
   /** get_health's answer from the latest results; also kicks off fresh probes in the background. */

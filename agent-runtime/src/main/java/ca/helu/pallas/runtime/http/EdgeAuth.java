@@ -80,28 +80,30 @@ final class EdgeAuth {
                 + (envelope.method().equals("tools/call")
                     ? "this tool"
                     : EdgeErrors.safe(envelope.method()))
-                + " (without one, only initialize, ping, tools/list, resources/list, get_health"
-                + " and the health resource)"),
+                + " (without one, only initialize, ping, tools/list, resources/list, "
+                + String.join(", ", auth.openTools())
+                + " and the health, tools and servers resources)"),
         envelope.id());
     return false;
   }
 
   /**
    * What a client without a token may do with {@code openHealth}: open a session and call
-   * get_health or read and subscribe to the health resource (the same answer), with what MCP
-   * clients do on the way (notifications, ping, tools/list, which the Python SDK calls before a
-   * tool call to learn its output schema, resources/list, and answers to the server's own requests
-   * on the session, its keep-alive pings).
+   * get_health (the registry: its discovery tools, {@link InboundAuth#openTools}) or read and
+   * subscribe to the health resource (the same answer) and to the tools and servers resources the
+   * registry indexes, with what MCP clients do on the way (notifications, ping, tools/list, which
+   * the Python SDK calls before a tool call to learn its output schema, resources/list, and answers
+   * to the server's own requests on the session, its keep-alive pings).
    */
-  private static boolean open(McpEnvelope envelope) {
+  private boolean open(McpEnvelope envelope) {
     if (envelope.isResponse()) {
       return true;
     }
     String method = envelope.method();
     return OPEN_METHODS.contains(method)
         || envelope.isNotification()
-        || method.equals("tools/call") && "get_health".equals(envelope.tool())
-        || envelope.isHealthResource();
+        || method.equals("tools/call") && auth.isOpenTool(envelope.tool())
+        || envelope.isOpenResource();
   }
 
   private void refuse(HttpServletResponse response, AuthFailure failure, JsonNode id)

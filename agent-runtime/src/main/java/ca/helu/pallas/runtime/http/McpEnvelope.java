@@ -67,18 +67,23 @@ record McpEnvelope(
   private static final Set<String> RESOURCE_METHODS =
       Set.of("resources/read", "resources/subscribe", "resources/unsubscribe");
 
+  /** What an agent offers without a token with openHealth: pallas://agents/{agent}/{this}. */
+  private static final Set<String> OPEN_RESOURCES = Set.of("health", "tools", "servers");
+
   /**
-   * A read of, or a subscription to, an agent's health resource (docs/contract.md, "Resources"):
-   * get_health's answer in another form.
+   * A read of, or a subscription to, an agent's health resource, or the tools and servers resources
+   * the registry indexes (docs/contract.md, "Resources"): get_health's answer in another form, and
+   * what tools/list and get_health tell of the agent's servers.
    */
-  boolean isHealthResource() {
+  boolean isOpenResource() {
     String prefix = "pallas://agents/";
-    String suffix = "/health";
-    return uri != null
-        && uri.startsWith(prefix)
-        && uri.endsWith(suffix)
-        && uri.length() > prefix.length() + suffix.length()
-        && uri.indexOf('/', prefix.length()) == uri.length() - suffix.length();
+    if (uri == null || !uri.startsWith(prefix)) {
+      return false;
+    }
+    int slash = uri.indexOf('/', prefix.length());
+    return slash > prefix.length()
+        && uri.indexOf('/', slash + 1) < 0
+        && OPEN_RESOURCES.contains(uri.substring(slash + 1));
   }
 
   /** A JSON-RPC notification (a method, no id). */

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.llm;
 
+import ca.helu.pallas.api.Models;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.data.message.AiMessage;
@@ -30,15 +31,11 @@ public final class BuiltInModels {
 
   private BuiltInModels() {}
 
-  public static boolean isBuiltIn(String model) {
-    return model.equals("passthrough") || model.equals("playback") || model.equals("slow");
-  }
-
   public static ModelClient create(String model, Duration slowDelay) {
     return switch (model) {
-      case "passthrough" -> new Passthrough("passthrough", Duration.ZERO);
-      case "slow" -> new Passthrough("slow", slowDelay);
-      case "playback" -> new Playback();
+      case Models.PASSTHROUGH -> new Passthrough(Models.PASSTHROUGH, Duration.ZERO);
+      case Models.SLOW -> new Passthrough(Models.SLOW, slowDelay);
+      case Models.PLAYBACK -> new Playback();
       default -> throw new IllegalArgumentException("not a built-in model: " + model);
     };
   }
@@ -109,12 +106,12 @@ public final class BuiltInModels {
   static final class Playback implements ModelClient {
     @Override
     public String provider() {
-      return "playback";
+      return Models.PLAYBACK;
     }
 
     @Override
     public String modelName() {
-      return "playback";
+      return Models.PLAYBACK;
     }
 
     @Override

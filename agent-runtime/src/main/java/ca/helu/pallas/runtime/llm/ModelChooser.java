@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.llm;
 
 import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.Provider;
 import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.runtime.config.Secrets;
 import ca.helu.pallas.runtime.loop.ModelClient;
@@ -34,16 +35,17 @@ public final class ModelChooser {
 
   public Choice choose(PallasDeploymentSpec spec, AgentSpec agent) {
     ModelRef m = ModelRef.of(spec.modelOf(agent));
-    if (BuiltInModels.isBuiltIn(m.provider())) {
+    Provider llm = m.llm().orElse(null);
+    if (llm == null) {
       return new Choice(BuiltInModels.create(m.provider(), slowModelDelay), null);
     }
-    ProviderSpec provider = m.providerSpec(spec);
-    String problem = ProviderModel.configurationProblem(m.provider(), provider, secrets);
+    ProviderSpec provider = llm.of(spec);
+    String problem = ProviderModel.configurationProblem(llm, provider, secrets);
     if (problem == null) {
       try {
         ModelClient client =
             ProviderModel.create(
-                m.provider(),
+                llm,
                 m.name(),
                 provider,
                 secrets,

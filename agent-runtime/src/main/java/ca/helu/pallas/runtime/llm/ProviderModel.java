@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.llm;
 
+import ca.helu.pallas.api.Provider;
 import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.api.RequestParams;
 import ca.helu.pallas.runtime.Causes;
@@ -47,8 +48,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ProviderModel implements ModelClient {
   private static final Logger LOG = LoggerFactory.getLogger(ProviderModel.class);
-  public static final String OPENAI_DEFAULT_URL = "https://api.openai.com/v1";
-  public static final String ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com/v1";
 
   private final String provider;
   private final String model;
@@ -78,16 +77,17 @@ public final class ProviderModel implements ModelClient {
    * Parameters a provider/model accepts, by the original Pallas' support matrix
    * (docs/configuration.md).
    */
-  static Set<String> supportedParameters(String provider, String model) {
-    if (provider.equals("anthropic")) {
-      return model.contains("opus-4-7") ? Set.of() : Set.of("temperature", "topP", "topK");
-    }
-    // OpenAI-compatible chat completions (vLLM, llama.cpp, Ollama take top_k as an extra field)
-    return Set.of("temperature", "topP", "topK");
+  static Set<String> supportedParameters(Provider provider, String model) {
+    return switch (provider) {
+      case ANTHROPIC ->
+          model.contains("opus-4-7") ? Set.of() : Set.of("temperature", "topP", "topK");
+      // OpenAI-compatible chat completions (vLLM, llama.cpp, Ollama take top_k as an extra field)
+      case OPENAI -> Set.of("temperature", "topP", "topK");
+    };
   }
 
   public static ProviderModel create(
-      String provider,
+      Provider provider,
       String model,
       ProviderSpec spec,
       Secrets secrets,
@@ -110,7 +110,7 @@ public final class ProviderModel implements ModelClient {
         LOG.warn(
             "agent {}: model {}.{} does not accept {}; it is dropped and never sent",
             agent,
-            provider,
+            provider.id(),
             model,
             p);
       }
@@ -122,7 +122,7 @@ public final class ProviderModel implements ModelClient {
     Double topP = (Double) wanted.get("topP");
     // the two APIs' builders share no type: each is given the same settings, streaming or not
     return switch (provider) {
-      case "openai" -> {
+      case OPENAI -> {
         // local OpenAI-compatible servers need no key; LangChain4j wants a non-blank one
         String openAiKey = key.isEmpty() ? "none" : key;
         Map<String, Object> topK =
@@ -154,9 +154,9 @@ public final class ProviderModel implements ModelClient {
                 .parallelToolCalls(null)
                 .customParameters(topK)
                 .build();
-        yield new ProviderModel(provider, model, chat, streaming, timeout);
+        yield new ProviderModel(provider.id(), model, chat, streaming, timeout);
       }
-      case "anthropic" -> {
+      case ANTHROPIC -> {
         Integer topK = (Integer) wanted.get("topK");
         int maxTokens = params.maxTokens() == null ? 4096 : params.maxTokens();
         ChatModel chat =
@@ -184,9 +184,8 @@ public final class ProviderModel implements ModelClient {
                 .topK(topK)
                 .maxTokens(maxTokens)
                 .build();
-        yield new ProviderModel(provider, model, chat, streaming, timeout);
+        yield new ProviderModel(provider.id(), model, chat, streaming, timeout);
       }
-      default -> throw new IllegalArgumentException("unknown provider " + provider);
     };
   }
 
@@ -194,32 +193,39 @@ public final class ProviderModel implements ModelClient {
    * Why a provider cannot be used as configured, or null. Anthropic always needs a key; an
    * OpenAI-compatible server (llama.cpp, vLLM, Ollama) may run without one.
    */
-  public static String configurationProblem(String provider, ProviderSpec spec, Secrets secrets) {
-    if (provider.equals("anthropic") && apiKey(provider, spec, secrets).isEmpty()) {
-      return "no API key for anthropic: set "
+  public static String configurationProblem(Provider provider, ProviderSpec spec, Secrets secrets) {
+    boolean needsKey =
+        switch (provider) {
+          case ANTHROPIC -> true;
+          case OPENAI -> false;
+        };
+    if (needsKey && apiKey(provider, spec, secrets).isEmpty()) {
+      return "no API key for "
+          + provider.id()
+          + ": set "
           + (spec != null && spec.apiKey() != null
               ? Secrets.describe(spec.apiKey())
-              : "ANTHROPIC_API_KEY or spec.providers.anthropic.apiKey");
+              : provider.keyVariable() + " or " + provider.field() + ".apiKey");
     }
     return null;
   }
 
-  static String baseUrl(String provider, ProviderSpec spec, Secrets secrets) {
+  static String baseUrl(Provider provider, ProviderSpec spec, Secrets secrets) {
     if (spec != null && spec.baseUrl() != null) {
       return spec.baseUrl();
     }
-    if (provider.equals("openai")) {
-      return secrets.environment().get("OPENAI_BASE_URL").orElse(OPENAI_DEFAULT_URL);
-    }
-    return ANTHROPIC_DEFAULT_URL;
+    return switch (provider) {
+      // as OpenAI's own clients read it
+      case OPENAI -> secrets.environment().get("OPENAI_BASE_URL").orElse(provider.defaultBaseUrl());
+      case ANTHROPIC -> provider.defaultBaseUrl();
+    };
   }
 
-  static String apiKey(String provider, ProviderSpec spec, Secrets secrets) {
+  static String apiKey(Provider provider, ProviderSpec spec, Secrets secrets) {
     if (spec != null && spec.apiKey() != null) {
       return secrets.resolve(spec.apiKey()).orElse("");
     }
-    String env = provider.equals("openai") ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
-    return secrets.environment().get(env).orElse("");
+    return secrets.environment().get(provider.keyVariable()).orElse("");
   }
 
   @Override

@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.llm;
 
+import ca.helu.pallas.api.Provider;
 import ca.helu.pallas.api.ProviderSpec;
 import ca.helu.pallas.runtime.config.Secrets;
 import ca.helu.pallas.runtime.health.CheckResult;
@@ -30,35 +31,39 @@ public final class ProviderPreflight {
     this.http = http;
   }
 
-  public CheckResult check(String provider, String model, ProviderSpec spec, Secrets secrets) {
-    if (BuiltInModels.isBuiltIn(provider)) {
+  public CheckResult check(ModelRef ref, ProviderSpec spec, Secrets secrets) {
+    Provider provider = ref.llm().orElse(null);
+    if (provider == null) {
       return CheckResult.ok("built-in test model");
     }
+    String model = ref.name();
     String base = ProviderModel.baseUrl(provider, spec, secrets).replaceAll("/+$", "");
     String key = ProviderModel.apiKey(provider, spec, secrets);
-    HttpRequest.Builder request;
-    if (provider.equals("anthropic")) {
-      request =
-          HttpRequest.newBuilder(URI.create(base + "/models/" + model))
-              .header("x-api-key", key)
-              .header("anthropic-version", "2023-06-01");
-    } else {
-      request = HttpRequest.newBuilder(URI.create(base + "/models"));
-      if (!key.isEmpty()) {
-        request.header("Authorization", "Bearer " + key);
-      }
-    }
+    HttpRequest.Builder request =
+        switch (provider) {
+          case ANTHROPIC ->
+              HttpRequest.newBuilder(URI.create(base + "/models/" + model))
+                  .header("x-api-key", key)
+                  .header("anthropic-version", "2023-06-01");
+          case OPENAI -> {
+            HttpRequest.Builder models = HttpRequest.newBuilder(URI.create(base + "/models"));
+            if (!key.isEmpty()) {
+              models.header("Authorization", "Bearer " + key);
+            }
+            yield models;
+          }
+        };
     try {
       HttpResponse<String> response =
           http.get()
               .send(request.timeout(TIMEOUT).GET().build(), HttpResponse.BodyHandlers.ofString());
-      if (response.statusCode() == 404 && provider.equals("anthropic")) {
+      if (response.statusCode() == 404 && provider == Provider.ANTHROPIC) {
         return CheckResult.failed("model '" + model + "' not found");
       }
       if (response.statusCode() != 200) {
         return CheckResult.failed("HTTP " + response.statusCode());
       }
-      if (provider.equals("openai") && !listsModel(response.body(), model)) {
+      if (provider == Provider.OPENAI && !listsModel(response.body(), model)) {
         return CheckResult.failed("model '" + model + "' not found");
       }
       return CheckResult.ok("model available");

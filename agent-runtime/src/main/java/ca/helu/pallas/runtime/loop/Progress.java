@@ -43,6 +43,17 @@ public interface Progress {
   void relay(String message, boolean finished);
 
   /**
+   * A downstream progress notification as it came: by default its message, if any, as {@link
+   * #relay}; the registry, which relays one call under its caller's token, passes on the numbers
+   * too.
+   */
+  default void relayed(double progress, Double total, String message) {
+    if (message != null) {
+      relay(message, total != null && total == progress);
+    }
+  }
+
+  /**
    * A piece of the LLM's answer text as the model writes it: {@code {agent} text: …}, pieces
    * batched into at most one notification per 100 ms, sent before any other message of the call.
    */

@@ -42,6 +42,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BiFunction;
 import reactor.core.publisher.Mono;
 
@@ -95,6 +96,7 @@ public final class AgentMcpServer implements AutoCloseable {
    *     replica (docs/runtime.md, "Sessions")
    * @param callerLimits how much one caller may use the agent (null: no limit)
    * @param tracing where the calls' spans go (docs/observability.md)
+   * @param catalog the downstream servers' tools and probes, for the tools and servers resources
    */
   public AgentMcpServer(
       AgentCard card,
@@ -111,7 +113,8 @@ public final class AgentMcpServer implements AutoCloseable {
       TurnLimits turns,
       SessionStores stores,
       CallerLimitsSpec callerLimits,
-      Tracing tracing) {
+      Tracing tracing,
+      ServerCatalog catalog) {
     this.agent = card.name();
     // an agent that keeps histories needs its store (docs/runtime.md, "When the conversation store
     // fails"); one of request scope does not
@@ -231,7 +234,9 @@ public final class AgentMcpServer implements AutoCloseable {
             this.health,
             this::healthNow,
             scope == InstanceScope.REQUEST ? null : this::historyMessages,
-            json);
+            json,
+            tools.stream().map(McpServerFeatures.AsyncToolSpecification::tool).toList(),
+            catalog);
 
     var spec =
         McpServer.async(transport)
@@ -278,8 +283,19 @@ public final class AgentMcpServer implements AutoCloseable {
     health.watch(flipped -> metrics.healthStatus(agent, health.current().gaugeValue()));
   }
 
-  /** What a request gives the tool handlers. */
-  private static McpTransportContext context(HttpServletRequest request) {
+  /**
+   * The caller's bearer token in a call's transport context (its Authorization header), if any: the
+   * token the registry's call_tool passes on.
+   */
+  public static Optional<String> bearer(McpAsyncServerExchange exchange) {
+    return TurnHandler.bearer(exchange);
+  }
+
+  /**
+   * What a request gives the tool handlers: its Authorization header, its caller, its trace
+   * context, its cancellation (the registry's handlers get the same).
+   */
+  public static McpTransportContext context(HttpServletRequest request) {
     Map<String, Object> context = new HashMap<>(4);
     Caller caller = request.getAttribute(Caller.ATTRIBUTE) instanceof Caller c ? c : null;
     String auth = request.getHeader("Authorization");
@@ -315,7 +331,7 @@ public final class AgentMcpServer implements AutoCloseable {
    * explicitly allowed is refused (403). Host is not restricted, so in-cluster Service names and
    * ingress hosts work; non-browser clients send no Origin.
    */
-  static DefaultServerTransportSecurityValidator originValidator(List<String> extraOrigins) {
+  public static DefaultServerTransportSecurityValidator originValidator(List<String> extraOrigins) {
     List<String> origins = new ArrayList<>();
     for (String scheme : List.of("http://", "https://")) {
       for (String host : List.of("localhost", "127.0.0.1", "[::1]")) {

@@ -12,6 +12,7 @@ import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.store.AgentHistories;
 import ca.helu.pallas.runtime.store.StoreException;
+import ca.helu.pallas.runtime.tracing.SpanKeys;
 import ca.helu.pallas.runtime.tracing.Tracing;
 import dev.langchain4j.data.message.UserMessage;
 import io.modelcontextprotocol.server.McpAsyncServerExchange;
@@ -24,11 +25,9 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -93,6 +92,9 @@ final class TurnHandler {
   private final Duration deadline;
   private final Tracing tracing;
   private final Tracer tracer;
+  private final String invokeAgentSpan;
+  private final String agentToolSpan;
+  private final String scopeName;
 
   TurnHandler(
       AgentCard card,
@@ -118,6 +120,9 @@ final class TurnHandler {
     this.deadline = deadline;
     this.tracing = tracing;
     this.tracer = tracing.tracer();
+    this.invokeAgentSpan = "invoke_agent " + agent;
+    this.agentToolSpan = "tools/call " + agent;
+    this.scopeName = scope.name().toLowerCase(Locale.ROOT);
   }
 
   /** The answer to one call of send_message or of the tool named after the agent. */
@@ -198,9 +203,9 @@ final class TurnHandler {
     try (Scope current = span.makeCurrent()) {
       Optional<McpSchema.CallToolResult> answer = runInSpan(exchange, request, call, admission);
       if (answer.isEmpty()) {
-        span.setAttribute("error.type", "cancelled");
+        span.setAttribute(SpanKeys.ERROR_TYPE, "cancelled");
       } else if (Boolean.TRUE.equals(answer.get().isError())) {
-        span.setAttribute("error.type", "tool_error");
+        span.setAttribute(SpanKeys.ERROR_TYPE, "tool_error");
         span.setStatus(StatusCode.ERROR);
       }
       return answer;
@@ -216,18 +221,27 @@ final class TurnHandler {
   private Span serverSpan(McpAsyncServerExchange exchange, McpSchema.CallToolRequest request) {
     Span span =
         tracer
-            .spanBuilder("tools/call " + request.name())
+            .spanBuilder(serverSpanName(request.name()))
             .setParent(callerContext(exchange, request))
             .setSpanKind(SpanKind.SERVER)
-            .setAttribute("mcp.method.name", "tools/call")
-            .setAttribute("gen_ai.operation.name", "execute_tool")
-            .setAttribute("gen_ai.tool.name", request.name())
+            .setAttribute(SpanKeys.MCP_METHOD, "tools/call")
+            .setAttribute(SpanKeys.OPERATION, "execute_tool")
+            .setAttribute(SpanKeys.TOOL, request.name())
             .startSpan();
     Caller caller = caller(exchange);
     if (caller != null) { // with inbound authentication: who calls (docs/observability.md, "Spans")
-      span.setAttribute("enduser.id", caller.name());
+      span.setAttribute(SpanKeys.ENDUSER, caller.name());
     }
     return span;
+  }
+
+  /** The server span's name, made once for each of the agent's tools. */
+  private String serverSpanName(String tool) {
+    return switch (tool) {
+      case "send_message" -> "tools/call send_message";
+      case "get_health" -> "tools/call get_health";
+      default -> tool.equals(agent) ? agentToolSpan : "tools/call " + tool;
+    };
   }
 
   /** A call answered at once by {@code answer} (get_health), in its server span. */
@@ -251,14 +265,14 @@ final class TurnHandler {
     if (!tracing.on()) {
       return Context.root();
     }
-    Map<String, String> headers = new HashMap<>(2);
-    if (exchange.transportContext().get(TRACEPARENT) instanceof String traceparent) {
-      headers.put(TRACEPARENT, traceparent);
-    }
-    if (exchange.transportContext().get(TRACESTATE) instanceof String tracestate) {
-      headers.put(TRACESTATE, tracestate);
-    }
-    return tracing.callerContext(request.meta(), headers);
+    return tracing.callerContext(
+        request.meta(),
+        exchange.transportContext().get(TRACEPARENT) instanceof String traceparent
+            ? traceparent
+            : null,
+        exchange.transportContext().get(TRACESTATE) instanceof String tracestate
+            ? tracestate
+            : null);
   }
 
   private Optional<McpSchema.CallToolResult> runInSpan(
@@ -383,19 +397,19 @@ final class TurnHandler {
       McpAsyncServerExchange exchange, UserMessage user, CallContext ctx, Caller caller) {
     Span span =
         tracer
-            .spanBuilder("invoke_agent " + agent)
-            .setAttribute("gen_ai.operation.name", "invoke_agent")
-            .setAttribute("gen_ai.agent.name", agent)
-            .setAttribute("gen_ai.provider.name", loop.model().provider())
-            .setAttribute("gen_ai.request.model", loop.model().modelName())
-            .setAttribute("pallas.agent.scope", scope.name().toLowerCase(Locale.ROOT))
+            .spanBuilder(invokeAgentSpan)
+            .setAttribute(SpanKeys.OPERATION, "invoke_agent")
+            .setAttribute(SpanKeys.AGENT, agent)
+            .setAttribute(SpanKeys.PROVIDER, loop.model().provider())
+            .setAttribute(SpanKeys.REQUEST_MODEL, loop.model().modelName())
+            .setAttribute(SpanKeys.SCOPE, scopeName)
             .startSpan();
     try (Scope current = span.makeCurrent()) {
       TurnResult result = turn(exchange, user, ctx, caller);
       if (result == null) {
-        span.setAttribute("error.type", "cancelled");
+        span.setAttribute(SpanKeys.ERROR_TYPE, "cancelled");
       } else if (!result.ok()) {
-        span.setAttribute("error.type", "turn_failed");
+        span.setAttribute(SpanKeys.ERROR_TYPE, "turn_failed");
         span.setStatus(StatusCode.ERROR);
       }
       return result;
@@ -426,7 +440,7 @@ final class TurnHandler {
     Span wait = tracer.spanBuilder("wait conversation").startSpan();
     try {
       int ahead = slot.waiting();
-      wait.setAttribute("pallas.conversation.turns_ahead", (long) ahead);
+      wait.setAttribute(SpanKeys.TURNS_AHEAD, ahead);
       if (ahead > 0) {
         ctx.progress()
             .relay(
@@ -519,7 +533,7 @@ final class TurnHandler {
     return HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
 
-  private static Optional<String> bearer(McpAsyncServerExchange exchange) {
+  static Optional<String> bearer(McpAsyncServerExchange exchange) {
     Object auth = exchange.transportContext().get(AUTHORIZATION);
     if (auth instanceof String header && header.regionMatches(true, 0, "Bearer ", 0, 7)) {
       String token = header.substring(7).strip();

@@ -18,6 +18,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
@@ -198,6 +199,46 @@ public final class PallasMetrics {
         .serviceLevelObjectives(CALL_BUCKETS)
         .register(registry)
         .record(duration);
+  }
+
+  /** The most (server, tool) pairs the registry's call metrics name; the rest are "other". */
+  static final int MAX_REGISTRY_TOOLS = 1000;
+
+  private final Set<List<String>> registryTools = ConcurrentHashMap.newKeySet();
+
+  /**
+   * pallas_registry_tool_calls_total{server,tool,outcome} and
+   * pallas_registry_tool_call_duration_seconds{server,tool}: the registry's call_tool, per server
+   * (or agent) and tool. The labels are bounded: servers and agents come from the manifest, tools
+   * from the index, and past {@link #MAX_REGISTRY_TOOLS} pairs a new tool is counted as "other".
+   */
+  public void registryToolCall(String server, String tool, boolean ok, Duration duration) {
+    List<String> pair = List.of(server, tool);
+    if (!registryTools.contains(pair)) {
+      if (registryTools.size() >= MAX_REGISTRY_TOOLS) {
+        tool = "other";
+      } else {
+        registryTools.add(pair);
+      }
+    }
+    Counter.builder("pallas.registry.tool.calls")
+        .description("Tool calls made through the registry's call_tool")
+        .tags("server", server, "tool", tool, "outcome", ok ? "ok" : "error")
+        .register(registry)
+        .increment();
+    Timer.builder("pallas.registry.tool.call.duration")
+        .description("Duration of tool calls made through the registry's call_tool")
+        .tags("server", server, "tool", tool)
+        .serviceLevelObjectives(CALL_BUCKETS)
+        .register(registry)
+        .record(duration);
+  }
+
+  /** pallas_registry_indexed_tools: the tools the registry's find_tools searches now. */
+  public void registryIndexedTools(IntSupplier tools) {
+    Gauge.builder("pallas.registry.indexed.tools", tools::getAsInt)
+        .description("Tools the registry's find_tools searches: every agent's and server's")
+        .register(registry);
   }
 
   private final Map<String, Timer> queueWait = new ConcurrentHashMap<>();

@@ -5,7 +5,9 @@ import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.runtime.downstream.McpToolServers;
 
 /** Creates an agent's parts; {@code peers} says how it reaches the other agents it calls. */
-@FunctionalInterface
 public interface AgentPartsFactory {
   AgentParts create(PallasDeploymentSpec spec, AgentSpec agent, McpToolServers.Peers peers);
+
+  /** The clients of servers and agents, with this factory's secrets (the registry's calls). */
+  McpToolServers toolServers();
 }

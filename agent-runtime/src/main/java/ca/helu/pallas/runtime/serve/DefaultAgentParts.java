@@ -17,6 +17,7 @@ import ca.helu.pallas.runtime.llm.ProviderPreflight;
 import ca.helu.pallas.runtime.llm.Retry;
 import ca.helu.pallas.runtime.loop.ModelClient;
 import ca.helu.pallas.runtime.loop.ToolServer;
+import ca.helu.pallas.runtime.mcp.ServerCatalog;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.tracing.Tracing;
 import java.net.http.HttpClient;
@@ -50,6 +51,12 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             Duration.ofMinutes(5),
             Duration.ofMinutes(10),
             Retry.DEFAULT);
+
+    /** These timings, the downstream servers probed every {@code interval}. */
+    public Timings withHealthInterval(Duration interval) {
+      return new Timings(
+          slowModelDelay, interval, probeTimeout, providerReprobe, peerTimeout, retry);
+    }
 
     /** These timings, each LLM request bounded by {@code timeout} as a whole. */
     public Timings withLlmTimeout(Duration timeout) {
@@ -85,6 +92,11 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
     this.toolServers = new McpToolServers(secrets, timings.peerTimeout());
     this.providers = new ProviderHealth(metrics::providerUp);
     this.tracing = Tracing.from(env);
+  }
+
+  @Override
+  public McpToolServers toolServers() {
+    return toolServers;
   }
 
   /** The process's tracing, from the {@code OTEL_*} environment (docs/configuration.md). */
@@ -124,9 +136,7 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
       targets.putIfAbsent(
           m.key(),
           new ProviderHealth.Target(
-              m.key(),
-              m.provider(),
-              () -> preflight.check(m.provider(), m.name(), m.providerSpec(spec), secrets)));
+              m.key(), m.provider(), () -> preflight.check(m, m.providerSpec(spec), secrets)));
     }
     providers.start(targets.values(), timings.providerReprobe());
   }
@@ -158,7 +168,12 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
             .map(McpToolServer::name)
             .filter(name -> spec.mcpServer(name).isEmpty())
             .collect(Collectors.toSet());
-    Parts parts = new Parts(tracing.traced(model.client()), servers, agents, monitor, tracing);
+    // the registry indexes peers as agents: the catalog holds the downstream servers alone
+    ServerCatalog catalog =
+        new DownstreamCatalog(
+            servers.stream().filter(s -> !agents.contains(s.name())).toList(), monitor);
+    Parts parts =
+        new Parts(tracing.traced(model.client()), servers, agents, monitor, tracing, catalog);
     opened.add(parts);
     return parts;
   }
@@ -168,7 +183,8 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
       List<McpToolServer> servers,
       Set<String> peers,
       HealthMonitor monitor,
-      Tracing tracing)
+      Tracing tracing,
+      ServerCatalog catalog)
       implements AgentParts {
     @Override
     public List<ToolServer> toolServers() {

@@ -26,7 +26,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -129,6 +128,15 @@ public final class Fleet implements AutoCloseable {
         + "/.well-known/mcp/server.json";
   }
 
+  /** The registry's MCP URL, as a client reaches it: its resource identifier (docs/runtime.md). */
+  private String registryMcpUrl() {
+    if (options.cluster()) {
+      return PallasNames.registryMcpUrl(deployment);
+    }
+    String host = spec().host() == null ? "localhost" : spec().host();
+    return "http://" + host + ":" + spec().effectiveRegistry().effectivePort() + "/mcp";
+  }
+
   private String peerUrl(AgentSpec peer) {
     if (options.cluster()) {
       return PallasNames.peerUrl(deployment, peer);
@@ -145,13 +153,20 @@ public final class Fleet implements AutoCloseable {
         startAgent(served.get(0));
         return this;
       }
-      Function<AgentSpec, String> urls = this::publicUrl;
       registry =
           new RegistryServer(
-              options.bindAddress(),
-              spec().effectiveRegistry().effectivePort(),
+              new RegistryServer.Options(
+                  options.bindAddress(),
+                  spec().effectiveRegistry().effectivePort(),
+                  this::publicUrl,
+                  this::peerUrl,
+                  registryMcpUrl(),
+                  options.staticTokens(),
+                  partsFactory.toolServers(),
+                  options.allowedOrigins(),
+                  RegistryServer.LINK_TIMEOUT,
+                  RegistryServer.LINK_INTERVAL),
               spec(),
-              urls,
               metrics);
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
       // the original Pallas waits for each dependency's HTTP endpoint; in one process an agent's
@@ -238,7 +253,8 @@ public final class Fleet implements AutoCloseable {
               options.turns(),
               sessions,
               spec().callerLimitsOf(agent),
-              parts.tracing());
+              parts.tracing(),
+              parts.catalog());
       AgentHost host =
           new AgentHost(
               agent.name(),
@@ -351,11 +367,12 @@ public final class Fleet implements AutoCloseable {
 
   @Override
   public void close() {
-    agents.values().forEach(AgentHost::close);
-    agents.clear();
+    // the registry first: its links to the agents end before the agents do
     if (registry != null) {
       registry.close();
       registry = null;
     }
+    agents.values().forEach(AgentHost::close);
+    agents.clear();
   }
 }

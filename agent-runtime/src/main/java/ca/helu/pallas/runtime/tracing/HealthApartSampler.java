@@ -1,6 +1,5 @@
 package ca.helu.pallas.runtime.tracing;
 
-import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
@@ -17,8 +16,6 @@ import java.util.List;
  * at the calls' ratio.
  */
 final class HealthApartSampler implements Sampler {
-  static final AttributeKey<String> TOOL = AttributeKey.stringKey("gen_ai.tool.name");
-
   private final Sampler calls;
   private final Sampler health;
 
@@ -36,7 +33,9 @@ final class HealthApartSampler implements Sampler {
       Attributes attributes,
       List<LinkData> parentLinks) {
     Sampler which =
-        spanKind == SpanKind.SERVER && "get_health".equals(attributes.get(TOOL)) ? health : calls;
+        spanKind == SpanKind.SERVER && "get_health".equals(attributes.get(SpanKeys.TOOL))
+            ? health
+            : calls;
     return which.shouldSample(parentContext, traceId, name, spanKind, attributes, parentLinks);
   }
 

@@ -6,7 +6,6 @@ import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import dev.langchain4j.model.output.FinishReason;
 import dev.langchain4j.model.output.TokenUsage;
-import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
@@ -26,15 +25,14 @@ import java.util.function.Supplier;
  * its {@code traceparent}.
  */
 final class TracedModel implements ModelClient {
-  private static final AttributeKey<List<String>> FINISH_REASONS =
-      AttributeKey.stringArrayKey("gen_ai.response.finish_reasons");
-
   private final ModelClient model;
   private final Tracer tracer;
+  private final String spanName;
 
   TracedModel(ModelClient model, Tracer tracer) {
     this.model = model;
     this.tracer = tracer;
+    this.spanName = "chat " + model.modelName();
   }
 
   @Override
@@ -67,31 +65,31 @@ final class TracedModel implements ModelClient {
   private ChatResponse traced(Supplier<ChatResponse> request) {
     Span span =
         tracer
-            .spanBuilder("chat " + model.modelName())
+            .spanBuilder(spanName)
             .setSpanKind(SpanKind.CLIENT)
-            .setAttribute("gen_ai.operation.name", "chat")
-            .setAttribute("gen_ai.provider.name", model.provider())
-            .setAttribute("gen_ai.request.model", model.modelName())
+            .setAttribute(SpanKeys.OPERATION, "chat")
+            .setAttribute(SpanKeys.PROVIDER, model.provider())
+            .setAttribute(SpanKeys.REQUEST_MODEL, model.modelName())
             .startSpan();
     try (Scope current = span.makeCurrent()) {
       ChatResponse response = request.get();
       TokenUsage usage = response.tokenUsage();
       if (usage != null && usage.inputTokenCount() != null) {
-        span.setAttribute("gen_ai.usage.input_tokens", usage.inputTokenCount().longValue());
+        span.setAttribute(SpanKeys.INPUT_TOKENS, usage.inputTokenCount().longValue());
       }
       if (usage != null && usage.outputTokenCount() != null) {
-        span.setAttribute("gen_ai.usage.output_tokens", usage.outputTokenCount().longValue());
+        span.setAttribute(SpanKeys.OUTPUT_TOKENS, usage.outputTokenCount().longValue());
       }
       if (response.finishReason() != null) {
-        span.setAttribute(FINISH_REASONS, List.of(finishReason(response.finishReason())));
+        span.setAttribute(SpanKeys.FINISH_REASONS, List.of(finishReason(response.finishReason())));
       }
       if (response.modelName() != null) {
-        span.setAttribute("gen_ai.response.model", response.modelName());
+        span.setAttribute(SpanKeys.RESPONSE_MODEL, response.modelName());
       }
       return response;
     } catch (RuntimeException e) {
       // the exception's type, not its message: a provider's error body may echo the request
-      span.setAttribute("error.type", e.getClass().getSimpleName());
+      span.setAttribute(SpanKeys.ERROR_TYPE, e.getClass().getSimpleName());
       span.setStatus(StatusCode.ERROR);
       throw e;
     } finally {

@@ -13,6 +13,7 @@ import io.opentelemetry.context.Scope;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A tool server whose every tool call is a span (docs/observability.md, "Spans"): {@code tools/call
@@ -27,6 +28,7 @@ final class TracedToolServer implements ToolServer {
   private final String host;
   private final int port;
   private final boolean peer;
+  private final Map<String, String> spanNames = new ConcurrentHashMap<>();
 
   TracedToolServer(ToolServer server, String url, boolean peer, Tracer tracer) {
     this.server = server;
@@ -54,30 +56,30 @@ final class TracedToolServer implements ToolServer {
   public ToolResult call(String tool, Map<String, Object> arguments, CallContext context) {
     SpanBuilder builder =
         tracer
-            .spanBuilder("tools/call " + tool)
+            .spanBuilder(spanNames.computeIfAbsent(tool, t -> "tools/call " + t))
             .setSpanKind(SpanKind.CLIENT)
-            .setAttribute("mcp.method.name", "tools/call")
-            .setAttribute("gen_ai.operation.name", "execute_tool")
-            .setAttribute("gen_ai.tool.name", tool)
-            .setAttribute("pallas.mcp.server", server.name());
+            .setAttribute(SpanKeys.MCP_METHOD, "tools/call")
+            .setAttribute(SpanKeys.OPERATION, "execute_tool")
+            .setAttribute(SpanKeys.TOOL, tool)
+            .setAttribute(SpanKeys.MCP_SERVER, server.name());
     if (peer) {
       // an agent-to-agent call: the called agent's own spans follow under this one
-      builder.setAttribute("pallas.peer.agent", server.name());
+      builder.setAttribute(SpanKeys.PEER_AGENT, server.name());
     }
     if (host != null) {
-      builder.setAttribute("server.address", host).setAttribute("server.port", (long) port);
+      builder.setAttribute(SpanKeys.SERVER_ADDRESS, host).setAttribute(SpanKeys.SERVER_PORT, port);
     }
     Span span = builder.startSpan();
     try (Scope current = span.makeCurrent()) {
       ToolResult result = server.call(tool, arguments, context);
       if (!result.ok()) {
         // the MCP conventions' word for a call answered with isError (or not answered at all)
-        span.setAttribute("error.type", "tool_error");
+        span.setAttribute(SpanKeys.ERROR_TYPE, "tool_error");
         span.setStatus(StatusCode.ERROR);
       }
       return result;
     } catch (RuntimeException e) {
-      span.setAttribute("error.type", e.getClass().getSimpleName());
+      span.setAttribute(SpanKeys.ERROR_TYPE, e.getClass().getSimpleName());
       span.setStatus(StatusCode.ERROR);
       throw e;
     } finally {

@@ -230,22 +230,27 @@ public final class Tracing implements AutoCloseable {
 
   /**
    * The context a caller sent: W3C {@code traceparent}/{@code tracestate} from the request's MCP
-   * {@code params._meta} when it has them, else from its HTTP headers (docs/observability.md,
-   * "Context propagation"). The root context when neither has one, or tracing is off.
+   * {@code params._meta} when it has them, else from its HTTP headers ({@code null} when absent;
+   * docs/observability.md, "Context propagation"). The root context when neither has one, or
+   * tracing is off.
    */
-  public Context callerContext(Map<String, ?> meta, Map<String, String> headers) {
+  public Context callerContext(Map<String, ?> meta, String traceparent, String tracestate) {
     if (!on()) {
       return Context.root();
     }
-    if (meta != null && meta.get("traceparent") instanceof String traceparent) {
-      Map<String, String> fromMeta = new HashMap<>(2);
-      fromMeta.put("traceparent", traceparent);
-      if (meta.get("tracestate") instanceof String tracestate) {
-        fromMeta.put("tracestate", tracestate);
-      }
-      return W3CTraceContextPropagator.getInstance().extract(Context.root(), fromMeta, FROM_MAP);
+    if (meta != null && meta.get("traceparent") instanceof String fromMeta) {
+      return extract(fromMeta, meta.get("tracestate") instanceof String state ? state : null);
     }
-    return W3CTraceContextPropagator.getInstance().extract(Context.root(), headers, FROM_MAP);
+    return traceparent == null ? Context.root() : extract(traceparent, tracestate);
+  }
+
+  private static Context extract(String traceparent, String tracestate) {
+    Map<String, String> carrier = new HashMap<>(2);
+    carrier.put("traceparent", traceparent);
+    if (tracestate != null) {
+      carrier.put("tracestate", tracestate);
+    }
+    return W3CTraceContextPropagator.getInstance().extract(Context.root(), carrier, FROM_MAP);
   }
 
   /** {@code model} with a span for each LLM request (off: {@code model} itself). */

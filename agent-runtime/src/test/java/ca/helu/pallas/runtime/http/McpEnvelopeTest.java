@@ -10,18 +10,20 @@ class McpEnvelopeTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @Test
-  void onlyAnAgentsHealthResourceIsTheHealthResource() {
-    assertThat(read("resources/read", "pallas://agents/a/health").isHealthResource()).isTrue();
-    assertThat(read("resources/subscribe", "pallas://agents/b_2/health").isHealthResource())
-        .isTrue();
-    assertThat(read("resources/unsubscribe", "pallas://agents/a/health").isHealthResource())
-        .isTrue();
-    assertThat(read("resources/read", "pallas://agents/a/history").isHealthResource()).isFalse();
-    assertThat(read("resources/read", "pallas://agents/a/b/health").isHealthResource()).isFalse();
-    assertThat(read("resources/read", "pallas://agents//health").isHealthResource()).isFalse();
-    assertThat(read("resources/read", "file:///pallas://agents/a/health").isHealthResource())
+  void onlyAnAgentsHealthToolsAndServersResourcesAreOpen() {
+    assertThat(read("resources/read", "pallas://agents/a/health").isOpenResource()).isTrue();
+    assertThat(read("resources/subscribe", "pallas://agents/b_2/health").isOpenResource()).isTrue();
+    assertThat(read("resources/unsubscribe", "pallas://agents/a/health").isOpenResource()).isTrue();
+    assertThat(read("resources/read", "pallas://agents/a/history").isOpenResource()).isFalse();
+    assertThat(read("resources/read", "pallas://agents/a/b/health").isOpenResource()).isFalse();
+    assertThat(read("resources/read", "pallas://agents//health").isOpenResource()).isFalse();
+    assertThat(read("resources/read", "file:///pallas://agents/a/health").isOpenResource())
         .isFalse();
-    assertThat(read("prompts/get", "pallas://agents/a/health").isHealthResource()).isFalse();
+    assertThat(read("prompts/get", "pallas://agents/a/health").isOpenResource()).isFalse();
+    assertThat(read("resources/read", "pallas://agents/a/tools").isOpenResource()).isTrue();
+    assertThat(read("resources/subscribe", "pallas://agents/a/servers").isOpenResource()).isTrue();
+    assertThat(read("resources/read", "pallas://agents/a/tools/x").isOpenResource()).isFalse();
+    assertThat(read("resources/read", "pallas://agents/a/toolsx").isOpenResource()).isFalse();
   }
 
   private static McpEnvelope read(String method, String uri) {

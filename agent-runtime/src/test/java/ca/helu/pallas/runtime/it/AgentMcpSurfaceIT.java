@@ -230,7 +230,10 @@ class AgentMcpSurfaceIT {
       assertThat(a.listPrompts().prompts()).as("request scope keeps no history").isEmpty();
       assertThat(a.listResources().resources())
           .extracting(McpSchema.Resource::uri)
-          .containsExactly("pallas://agents/oneshot/health");
+          .containsExactly(
+              "pallas://agents/oneshot/health",
+              "pallas://agents/oneshot/tools",
+              "pallas://agents/oneshot/servers");
       assertThatThrownBy(() -> historyResource(a, "oneshot"))
           .hasMessageContaining("Resource not found")
           .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\tat "));

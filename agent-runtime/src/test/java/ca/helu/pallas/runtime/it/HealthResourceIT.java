@@ -99,13 +99,7 @@ class HealthResourceIT {
   /** A fleet whose agent probes its server every 200 ms: a break is seen at once. */
   private static RunningFleet watching(TestMcpServer tools) {
     DefaultAgentParts.Timings timings =
-        new DefaultAgentParts.Timings(
-            DefaultAgentParts.Timings.DEFAULT.slowModelDelay(),
-            Duration.ofMillis(200),
-            DefaultAgentParts.Timings.DEFAULT.probeTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.providerReprobe(),
-            DefaultAgentParts.Timings.DEFAULT.peerTimeout(),
-            DefaultAgentParts.Timings.DEFAULT.retry());
+        DefaultAgentParts.Timings.DEFAULT.withHealthInterval(Duration.ofMillis(200));
     return RunningFleet.start(
         """
         apiVersion: pallas.helu.ca/v1alpha1

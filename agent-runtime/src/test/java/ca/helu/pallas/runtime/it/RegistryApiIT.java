@@ -3,8 +3,12 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ca.helu.pallas.runtime.testing.RunningFleet;
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.modelcontextprotocol.json.schema.jackson2.DefaultJsonSchemaValidator;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -13,6 +17,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,6 +71,38 @@ class RegistryApiIT {
 
   private static String encoded(String name) {
     return URLEncoder.encode(name, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Every answer validates against the official registry's published response schemas
+   * (src/test/resources/registry/server-registry-v0.1.schema.json, from its OpenAPI document), and
+   * the check is not one that everything passes.
+   */
+  @Test
+  void theAnswersFollowTheOfficialRegistrysPublishedSchema() throws Exception {
+    Map<String, Object> schema;
+    try (InputStream in =
+        RegistryApiIT.class.getResourceAsStream("/registry/server-registry-v0.1.schema.json")) {
+      schema = JSON.readValue(in, new TypeReference<Map<String, Object>>() {});
+    }
+    DefaultJsonSchemaValidator validator = new DefaultJsonSchemaValidator();
+    for (String path :
+        List.of(
+            "/v0.1/servers",
+            "/v0.1/servers?limit=1",
+            "/v0.1/servers?search=beta&version=latest",
+            "/v0.1/servers/" + encoded("io.example.fleet/gamma-ray") + "/versions",
+            "/v0.1/servers/" + encoded("io.example.fleet/alpha") + "/versions/latest",
+            "/v0.1/servers/" + encoded("io.example.fleet/alpha") + "/versions/2.1.0")) {
+      JsonNode answer = json(path);
+      var verdict = validator.validate(schema, JSON.convertValue(answer, Map.class));
+      assertThat(verdict.valid()).as(path + ": " + verdict.errorMessage()).isTrue();
+    }
+    ObjectNode broken =
+        (ObjectNode)
+            json("/v0.1/servers/" + encoded("io.example.fleet/alpha") + "/versions/latest");
+    ((ObjectNode) broken.get("server")).put("name", "no slash");
+    assertThat(validator.validate(schema, JSON.convertValue(broken, Map.class)).valid()).isFalse();
   }
 
   @Test

@@ -154,7 +154,16 @@ class StaticTokensIT {
                 .asText())
         .startsWith("{\"status\":\"ok\"");
     assertThat(anonymous.request("resources/subscribe", health).isObject()).isTrue();
-    assertThat(anonymous.request("resources/list", Map.of()).path("resources").size()).isEqualTo(2);
+    assertThat(anonymous.request("resources/list", Map.of()).path("resources").size()).isEqualTo(4);
+    // the tools and servers resources the registry indexes are open too (issue 20 §1)
+    assertThat(
+            anonymous
+                .request("resources/read", Map.of("uri", "pallas://agents/a/tools"))
+                .path("contents")
+                .path(0)
+                .path("text")
+                .asText())
+        .contains("\"send_message\"");
     HttpResponse<String> historyResource =
         anonymous.post(
             "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"resources/read\",\"params\":{\"uri\":"

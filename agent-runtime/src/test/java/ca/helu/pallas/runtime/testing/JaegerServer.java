@@ -140,6 +140,7 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
 
   /** One span as Jaeger's query API shows it. */
   public record Span(
+      String traceId,
       String spanId,
       Optional<String> parentId,
       String name,
@@ -170,7 +171,11 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
     return response.statusCode() == 200 ? spans(response.body()) : List.of();
   }
 
-  private static List<Span> spans(String body) throws IOException {
+  /**
+   * The spans of an answer of Jaeger's query API ({@code /api/traces}), of every trace it holds:
+   * also for a Jaeger this class did not start (a pod's, on the real node).
+   */
+  public static List<Span> spans(String body) throws IOException {
     List<Span> spans = new ArrayList<>();
     for (JsonNode trace : JSON.readTree(body).path("data")) {
       JsonNode processes = trace.path("processes");
@@ -189,6 +194,7 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
             processes.path(span.path("processID").asText()).path("serviceName").asText();
         spans.add(
             new Span(
+                span.path("traceID").asText(),
                 span.path("spanID").asText(),
                 parent,
                 span.path("operationName").asText(),
@@ -247,7 +253,7 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
    * has replace directives), so the module is downloaded from the Go module proxy and built in
    * place, as its own main module.
    */
-  static synchronized Path binary() throws IOException, InterruptedException {
+  public static synchronized Path binary() throws IOException, InterruptedException {
     Path cache = Path.of(System.getProperty("user.home"), ".cache", "pallas", "jaeger", VERSION);
     Path binary = cache.resolve("jaeger");
     if (Files.isExecutable(binary)) {

@@ -61,6 +61,13 @@ public final class McpClients {
     return client;
   }
 
+  /** The text of the resource {@code uri} as {@code client} reads it now (one text content). */
+  public static String resourceText(McpSyncClient client, String uri) {
+    return ((McpSchema.TextResourceContents)
+            client.readResource(new McpSchema.ReadResourceRequest(uri)).contents().get(0))
+        .text();
+  }
+
   public static McpSchema.CallToolResult send(McpSyncClient client, String tool, String message) {
     return client.callTool(new McpSchema.CallToolRequest(tool, Map.of("message", message)));
   }

@@ -227,6 +227,11 @@ public final class RunningFleet implements AutoCloseable {
     fleet.drainAndClose(timeout);
   }
 
+  /** The manifest as the fleet parsed it, its ports filled in. */
+  public PallasDeployment deployment() {
+    return deployment;
+  }
+
   public PallasMetrics metrics() {
     return metrics;
   }

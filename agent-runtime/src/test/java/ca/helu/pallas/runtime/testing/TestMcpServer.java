@@ -199,6 +199,30 @@ public final class TestMcpServer implements AutoCloseable {
     return deletes.get();
   }
 
+  /**
+   * Adds a tool answering {@code answer}, and tells the server's sessions that its tools changed
+   * ({@code notifications/tools/list_changed}).
+   */
+  public void addTool(String name, String description, String answer) {
+    addTool(
+        McpSchema.Tool.builder()
+            .name(name)
+            .description(description)
+            .inputSchema(McpJsonDefaults.getMapper(), "{\"type\":\"object\"}")
+            .build(),
+        answer);
+  }
+
+  /** Adds {@code tool}, answering {@code answer}, and tells the sessions the tools changed. */
+  public void addTool(McpSchema.Tool tool, String answer) {
+    server.addTool(
+        McpServerFeatures.SyncToolSpecification.builder()
+            .tool(tool)
+            .callHandler((exchange, request) -> text(answer))
+            .build());
+    server.notifyToolsListChanged();
+  }
+
   /** Stops listening at once, dropping every open connection and stream mid-response. */
   public void kill() {
     host.close();

@@ -11,6 +11,7 @@ import ca.helu.pallas.runtime.loop.ModelClient;
 import dev.langchain4j.model.chat.request.ChatRequest;
 import dev.langchain4j.model.chat.response.ChatResponse;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.context.Context;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -48,8 +49,7 @@ class TracingTest {
     // a caller's traceparent starts nothing
     Context caller =
         tracing.callerContext(
-            Map.of(),
-            Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+            Map.of(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", null);
     assertThat(Span.fromContext(caller).getSpanContext().isValid()).isFalse();
   }
 
@@ -75,15 +75,18 @@ class TracingTest {
       Context caller =
           tracing.callerContext(
               Map.of("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
-              Map.of("traceparent", "00-11111111111111111111111111111111-2222222222222222-01"));
+              "00-11111111111111111111111111111111-2222222222222222-01",
+              null);
       assertThat(Span.fromContext(caller).getSpanContext().getTraceId())
           .isEqualTo("0af7651916cd43dd8448eb211c80319c");
       Context fromHeaders =
           tracing.callerContext(
-              null,
-              Map.of("traceparent", "00-11111111111111111111111111111111-2222222222222222-01"));
+              null, "00-11111111111111111111111111111111-2222222222222222-01", null);
       assertThat(Span.fromContext(fromHeaders).getSpanContext().getSpanId())
           .isEqualTo("2222222222222222");
+      assertThat(Span.fromContext(tracing.callerContext(null, null, null)).getSpanContext())
+          .as("neither: a new trace")
+          .isEqualTo(SpanContext.getInvalid());
     }
   }
 

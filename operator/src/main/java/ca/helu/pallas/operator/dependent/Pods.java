@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
@@ -193,17 +195,7 @@ final class Pods {
     if (fleet.primary().getSpec().auth() != null) {
       volumes.add(identity(fleet.primary(), agent));
     }
-    staticTokens(fleet)
-        .ifPresent(secret ->
-            volumes.add(
-                new VolumeBuilder()
-                    .withName(TOKENS_VOLUME)
-                    .withNewSecret()
-                    .withSecretName(secret)
-                    // read by the runtime's user, which the pod sets and no fsGroup maps
-                    .withDefaultMode(0444)
-                    .endSecret()
-                    .build()));
+    tokensVolume(fleet).ifPresent(volumes::add);
     return volumes;
   }
 
@@ -267,15 +259,60 @@ final class Pods {
               .withReadOnly(true)
               .build());
     }
-    if (staticTokens(fleet).isPresent()) {
-      mounts.add(
-          new VolumeMountBuilder()
-              .withName(TOKENS_VOLUME)
-              .withMountPath(PallasNames.STATIC_TOKENS_DIR)
-              .withReadOnly(true)
-              .build());
-    }
+    tokensMount(fleet).ifPresent(mounts::add);
     return mounts;
+  }
+
+  /**
+   * The registry pod's volumes: its temporary directory, and the Secret of the static tokens if
+   * any, which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint").
+   */
+  static List<Volume> registryVolumes(RenderedFleet fleet) {
+    List<Volume> volumes = new ArrayList<>(List.of(volumes(fleet.name()).get(1)));
+    tokensVolume(fleet).ifPresent(volumes::add);
+    return volumes;
+  }
+
+  /** The registry container's mounts: its temporary directory, and the static tokens. */
+  static List<VolumeMount> registryMounts(RenderedFleet fleet) {
+    List<VolumeMount> mounts = new ArrayList<>(List.of(mounts().get(1)));
+    tokensMount(fleet).ifPresent(mounts::add);
+    return mounts;
+  }
+
+  /** The variable naming where the static tokens are mounted, when there are any. */
+  static List<EnvVar> registryEnv(RenderedFleet fleet) {
+    return staticTokens(fleet)
+        .map(secret ->
+            List.of(
+                new EnvVarBuilder()
+                    .withName("PALLAS_STATIC_TOKENS_DIR")
+                    .withValue(PallasNames.STATIC_TOKENS_DIR)
+                    .build()))
+        .orElse(List.of());
+  }
+
+  private static Optional<Volume> tokensVolume(RenderedFleet fleet) {
+    return staticTokens(fleet)
+        .map(secret ->
+            new VolumeBuilder()
+                .withName(TOKENS_VOLUME)
+                .withNewSecret()
+                .withSecretName(secret)
+                // read by the runtime's user, which the pod sets and no fsGroup maps
+                .withDefaultMode(0444)
+                .endSecret()
+                .build());
+  }
+
+  private static Optional<VolumeMount> tokensMount(RenderedFleet fleet) {
+    return staticTokens(fleet)
+        .map(secret ->
+            new VolumeMountBuilder()
+                .withName(TOKENS_VOLUME)
+                .withMountPath(PallasNames.STATIC_TOKENS_DIR)
+                .withReadOnly(true)
+                .build());
   }
 
   private static Optional<String> staticTokens(RenderedFleet fleet) {

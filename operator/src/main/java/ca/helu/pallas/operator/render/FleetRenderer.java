@@ -2,15 +2,13 @@ package ca.helu.pallas.operator.render;
 
 import ca.helu.pallas.api.AgentGraph;
 import ca.helu.pallas.api.AgentSpec;
-import ca.helu.pallas.api.HeaderSpec;
 import ca.helu.pallas.api.ManifestParser;
-import ca.helu.pallas.api.McpServerSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.api.Provider;
 import ca.helu.pallas.api.ProviderSpec;
-import ca.helu.pallas.api.ProvidersSpec;
-import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.api.SecretFields;
 import ca.helu.pallas.api.SecretValue.SecretKeyRef;
 import ca.helu.pallas.api.SecretVariables;
 import ca.helu.pallas.api.StaticTokensSpec;
@@ -63,7 +61,8 @@ public final class FleetRenderer {
     String name = primary.getMetadata().getName();
     PallasDeploymentSpec spec = primary.getSpec();
     Map<String, String> inline = new TreeMap<>();
-    PallasDeploymentSpec rendered = withoutInlineSecrets(spec, name, inline);
+    PallasDeploymentSpec rendered =
+        SecretFields.withoutInlineValues(spec, PallasNames.inlineSecret(name), inline);
     PallasDeployment manifest =
         new PallasDeployment(
             new ObjectMetaBuilder()
@@ -266,139 +265,15 @@ public final class FleetRenderer {
   }
 
   private static ProviderSpec providerOf(PallasDeploymentSpec spec, AgentSpec agent) {
-    String model = spec.modelOf(agent);
-    ProvidersSpec providers = spec.effectiveProviders();
-    if (model.startsWith("openai.")) {
-      return providers.openai();
-    }
-    if (model.startsWith("anthropic.")) {
-      return providers.anthropic();
-    }
-    return null;
+    return Provider.ofModel(spec.modelOf(agent)).map(p -> p.of(spec)).orElse(null);
   }
 
-  /**
-   * The Secret keys an agent's pod needs: its model's provider key, its servers' headers, the
-   * tracing headers, and the agents' client secret when it exchanges tokens.
-   */
+  /** The Secret keys an agent's pod needs: its model's provider key, its servers' headers... */
   private static List<SecretRef> secretsOf(PallasDeploymentSpec spec, AgentSpec agent) {
-    List<SecretRef> refs = new ArrayList<>();
-    ProviderSpec provider = providerOf(spec, agent);
-    if (provider != null && provider.apiKey() != null && provider.apiKey().secretKeyRef() != null) {
-      String which = spec.modelOf(agent).substring(0, spec.modelOf(agent).indexOf('.'));
-      refs.add(
-          new SecretRef(provider.apiKey().secretKeyRef(), "spec.providers." + which + ".apiKey"));
-    }
-    List<McpServerSpec> servers = spec.effectiveMcpServers();
-    for (int i = 0; i < servers.size(); i++) {
-      McpServerSpec server = servers.get(i);
-      if (!agent.effectiveServers().contains(server.name())) {
-        continue;
-      }
-      List<HeaderSpec> headers = server.effectiveHeaders();
-      for (int h = 0; h < headers.size(); h++) {
-        SecretValue from = headers.get(h).valueFrom();
-        if (from != null && from.secretKeyRef() != null) {
-          refs.add(
-              new SecretRef(
-                  from.secretKeyRef(), "spec.mcpServers[" + i + "].headers[" + h + "].valueFrom"));
-        }
-      }
-    }
-    if (spec.tracing() != null && spec.tracing().headers() != null) {
-      refs.add(new SecretRef(spec.tracing().headers(), "spec.tracing.headers"));
-    }
-    // the agents' own client, only in the pods of agents that exchange tokens with it
-    // (docs/runtime.md, "Downstream credentials")
-    boolean exchanges =
-        servers.stream()
-            .anyMatch(
-                s -> s.tokenExchange() != null && agent.effectiveServers().contains(s.name()));
-    if (exchanges
-        && spec.auth() != null
-        && spec.auth().oidc() != null
-        && spec.auth().oidc().client() != null
-        && spec.auth().oidc().client().secret().secretKeyRef() != null) {
-      refs.add(
-          new SecretRef(
-              spec.auth().oidc().client().secret().secretKeyRef(), "spec.auth.oidc.client.secret"));
-    }
-    return refs;
-  }
-
-  /** The spec with every inline secret value replaced by a key of Secret {@code X-inline}. */
-  private static PallasDeploymentSpec withoutInlineSecrets(
-      PallasDeploymentSpec s, String deployment, Map<String, String> inline) {
-    String secret = PallasNames.inlineSecret(deployment);
-    ProvidersSpec providers = s.providers();
-    if (providers != null) {
-      providers =
-          new ProvidersSpec(
-              inlineProvider(providers.openai(), "providers.openai.apiKey", secret, inline),
-              inlineProvider(providers.anthropic(), "providers.anthropic.apiKey", secret, inline));
-    }
-    List<McpServerSpec> servers = null;
-    if (s.mcpServers() != null) {
-      servers = new ArrayList<>();
-      for (McpServerSpec server : s.mcpServers()) {
-        List<HeaderSpec> headers = null;
-        if (server.headers() != null) {
-          headers = new ArrayList<>();
-          for (int h = 0; h < server.headers().size(); h++) {
-            HeaderSpec header = server.headers().get(h);
-            String key = "mcpServers." + server.name() + ".headers." + h;
-            headers.add(
-                new HeaderSpec(
-                    header.name(),
-                    header.value(),
-                    inlineSecret(header.valueFrom(), key, secret, inline)));
-          }
-        }
-        servers.add(
-            new McpServerSpec(
-                server.name(),
-                server.url(),
-                headers,
-                server.forwardInboundAuth(),
-                server.tokenExchange(),
-                server.timeoutSeconds(),
-                server.maxConcurrentCalls()));
-      }
-    }
-    return new PallasDeploymentSpec(
-        s.version(),
-        s.host(),
-        s.registry(),
-        s.defaultModel(),
-        s.modelCapabilities(),
-        providers,
-        servers,
-        s.agents(),
-        s.monitoring(),
-        s.store(),
-        s.auth(),
-        s.networkPolicy(),
-        s.callerLimits(),
-        s.tracing(),
-        s.pod());
-  }
-
-  private static ProviderSpec inlineProvider(
-      ProviderSpec provider, String key, String secret, Map<String, String> inline) {
-    if (provider == null) {
-      return null;
-    }
-    return new ProviderSpec(
-        provider.baseUrl(), inlineSecret(provider.apiKey(), key, secret, inline));
-  }
-
-  private static SecretValue inlineSecret(
-      SecretValue value, String key, String secret, Map<String, String> inline) {
-    if (value == null || value.value() == null) {
-      return value;
-    }
-    inline.put(key, value.value());
-    return new SecretValue(null, null, new SecretKeyRef(secret, key));
+    return SecretFields.values(spec).stream()
+        .filter(v -> v.value().secretKeyRef() != null && v.usedBy().test(agent))
+        .map(v -> new SecretRef(v.value().secretKeyRef(), v.field()))
+        .toList();
   }
 
   private static String canonical(Object view) {

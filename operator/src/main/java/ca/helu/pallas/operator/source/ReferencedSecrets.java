@@ -1,11 +1,8 @@
 package ca.helu.pallas.operator.source;
 
-import ca.helu.pallas.api.HeaderSpec;
-import ca.helu.pallas.api.McpServerSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasDeploymentSpec;
-import ca.helu.pallas.api.ProviderSpec;
-import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.api.SecretFields;
 import ca.helu.pallas.operator.render.FleetRenderer;
 import ca.helu.pallas.operator.render.SecretDigests;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -21,7 +18,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /**
  * The Secrets PallasDeployments reference (by {@code secretKeyRef}, the agents' OIDC client among
@@ -93,42 +89,7 @@ public final class ReferencedSecrets {
 
   /** Names of the Secrets a spec references. */
   static Set<String> namesOf(PallasDeploymentSpec spec) {
-    if (spec == null) {
-      return Set.of();
-    }
-    Stream<SecretValue> providers =
-        Stream.of(spec.effectiveProviders().openai(), spec.effectiveProviders().anthropic())
-            .filter(p -> p != null)
-            .map(ProviderSpec::apiKey);
-    Stream<SecretValue> headers =
-        spec.effectiveMcpServers().stream()
-            .map(McpServerSpec::effectiveHeaders)
-            .flatMap(List::stream)
-            .map(HeaderSpec::valueFrom);
-    Set<String> names =
-        Stream.concat(providers, headers)
-            .filter(v -> v != null && v.secretKeyRef() != null)
-            .map(v -> v.secretKeyRef().name())
-            .collect(Collectors.toCollection(TreeSet::new));
-    if (spec.store() != null && spec.store().secretName() != null) {
-      names.add(spec.store().secretName());
-    }
-    if (spec.auth() != null
-        && spec.auth().staticTokens() != null
-        && spec.auth().staticTokens().secretName() != null) {
-      names.add(spec.auth().staticTokens().secretName());
-    }
-    if (spec.tracing() != null && spec.tracing().headers() != null) {
-      names.add(spec.tracing().headers().name());
-    }
-    if (spec.auth() != null
-        && spec.auth().oidc() != null
-        && spec.auth().oidc().client() != null
-        && spec.auth().oidc().client().secret() != null
-        && spec.auth().oidc().client().secret().secretKeyRef() != null) {
-      names.add(spec.auth().oidc().client().secret().secretKeyRef().name());
-    }
-    return names;
+    return spec == null ? Set.of() : SecretFields.secretNames(spec);
   }
 
   private static String key(String namespace, String name) {

@@ -358,6 +358,55 @@ class DesiredTest {
         .isEqualTo(23030);
   }
 
+  /**
+   * Its /mcp asks for the fleet's static tokens (docs/runtime.md, "The registry's MCP endpoint").
+   */
+  @Test
+  void aRegistryOfAFleetWithStaticTokensMountsThemAsTheAgentsDo() {
+    RenderedFleet secured =
+        FleetRenderer.render(
+            ManifestParser.parse(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: fleet, namespace: ai, uid: u-1}
+                spec:
+                  defaultModel: passthrough
+                  auth: {staticTokens: {secretName: callers}}
+                  agents: [{name: a}]
+                """,
+                "t"),
+            name -> Optional.of(Map.of("daedalus", "digest")));
+    var pod =
+        RegistryDeploymentDependentResource.desired(secured, CONFIG)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    var tokens =
+        pod.getVolumes().stream().filter(v -> v.getSecret() != null).findFirst().orElseThrow();
+    assertThat(tokens.getSecret().getSecretName()).isEqualTo("callers");
+    var registry = pod.getContainers().get(0);
+    assertThat(registry.getVolumeMounts())
+        .anySatisfy(m -> {
+          assertThat(m.getName()).isEqualTo(tokens.getName());
+          assertThat(m.getMountPath()).isEqualTo(PallasNames.STATIC_TOKENS_DIR);
+          assertThat(m.getReadOnly()).isTrue();
+        });
+    assertThat(registry.getEnv())
+        .anySatisfy(e -> {
+          assertThat(e.getName()).isEqualTo("PALLAS_STATIC_TOKENS_DIR");
+          assertThat(e.getValue()).isEqualTo(PallasNames.STATIC_TOKENS_DIR);
+        });
+    // without auth: neither
+    var open =
+        RegistryDeploymentDependentResource.desired(FLEET, CONFIG)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    assertThat(open.getVolumes()).noneMatch(v -> v.getSecret() != null);
+    assertThat(open.getContainers().get(0).getEnv()).isEmpty();
+  }
+
   @Test
   void serviceMonitorSelectsEveryPodOfTheInstance() {
     ServiceMonitor m = ServiceMonitorDependentResource.desired(FLEET);

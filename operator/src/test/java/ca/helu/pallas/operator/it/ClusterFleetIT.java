@@ -7,6 +7,7 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.ToolImages;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
+import ca.helu.pallas.runtime.testing.JaegerServer;
 import ca.helu.pallas.runtime.testing.KeycloakServer;
 import ca.helu.pallas.runtime.testing.McpClients;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -28,8 +29,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -43,10 +47,11 @@ import org.junit.jupiter.api.TestMethodOrder;
  * server that runs as its own pod, the other on an OpenAI-compatible provider whose key is in a
  * Secret), Daedalus as a Job in the cluster talking to every agent through the registry Service,
  * and Prometheus, configured by the Prometheus Operator from the chart's and the operator's
- * ServiceMonitors and PrometheusRule, scraping every pod. Then (tests 20-29) examples/secured.yaml
- * with Keycloak on the host as its issuer, and Daedalus calling it with a user's token. The images
- * that cannot be pulled here (Daedalus, the MCP server, the Prometheus stack) are built by
- * e2e/cluster/tool-images.py. The tests run in order on one cluster.
+ * ServiceMonitors and PrometheusRule, scraping every pod; then Jaeger as a pod, receiving the
+ * team's traces. Then (tests 20-29) examples/secured.yaml with Keycloak on the host as its issuer,
+ * and Daedalus calling it with a user's token. The images that cannot be pulled here (Daedalus, the
+ * MCP server, the Prometheus stack, Jaeger) are built by e2e/cluster/tool-images.py. The tests run
+ * in order on one cluster.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFleetIT {
@@ -277,6 +282,146 @@ class ClusterFleetIT {
         "agent pod start to ready: %d ms with the AOT cache, %d ms without (medians of 5: %s)%n",
         withCache, without, readyMillis);
     assertThat(withCache).isLessThan(without);
+  }
+
+  /**
+   * Traces on the cluster (docs/observability.md, "Traces"): Jaeger v2 as a pod
+   * (e2e/cluster/jaeger.yaml), the team's {@code spec.tracing} naming its Service; the Daedalus
+   * Job's call of lead, which asks the tools agent in its own pod, is one trace in Jaeger's query
+   * API: lead's spans and the tools agent's under one trace id, each agent's call the child of the
+   * span that called it.
+   */
+  @Test
+  @Order(5)
+  void theDaedalusJobsCallThroughTwoAgentPodsIsOneTraceInAJaegerPod() throws Exception {
+    Path jaegerManifest = dir.resolve("jaeger.yaml");
+    Files.writeString(
+        jaegerManifest,
+        Files.readString(NodeCluster.ROOT.resolve("e2e/cluster/jaeger.yaml"))
+            .replace("JAEGER_IMAGE", images.get("pallas-jaeger").tag()));
+    cluster.kubectl("apply", "-f", jaegerManifest.toString());
+    cluster.kubectl(
+        "rollout", "status", "deployment/jaeger", "--namespace", "tracing", "--timeout=300s");
+    String jaeger =
+        "http://"
+            + awaitKubectl(
+                ip -> !ip.isBlank(),
+                "get",
+                "pods",
+                "--namespace",
+                "tracing",
+                "-l",
+                "app.kubernetes.io/name=jaeger",
+                "-o",
+                "jsonpath={.items[?(@.status.phase==\"Running\")].status.podIP}")
+            + ":16686";
+
+    long start = System.nanoTime();
+    cluster.kubectl(
+        "patch",
+        "pallas",
+        "team",
+        "--namespace",
+        "team",
+        "--type=merge",
+        "-p={\"spec\":{\"tracing\":{\"endpoint\":\"http://jaeger.tracing.svc:4318\"}}}");
+    // the operator has seen the change, then every agent rolled with it
+    awaitKubectl(
+        gens -> gens.split("/").length == 2 && gens.split("/")[0].equals(gens.split("/")[1]),
+        "get",
+        "pallas",
+        "team",
+        "--namespace",
+        "team",
+        "-o",
+        "jsonpath={.metadata.generation}/{.status.observedGeneration}");
+    for (String agent : List.of("writer", "tools", "lead")) {
+      cluster.kubectl(
+          "rollout", "status", "deployment/team-" + agent, "--namespace", "team", "--timeout=300s");
+    }
+    cluster.kubectl(
+        "wait", "--namespace", "team", "pallas/team", "--for=condition=Ready", "--timeout=300s");
+    System.out.printf(
+        "tracing: spec.tracing patched to every agent rolled %.1f s%n", seconds(start));
+
+    Path job = dir.resolve("daedalus-traced.yaml");
+    Files.writeString(
+        job,
+        Files.readString(NodeCluster.ROOT.resolve("e2e/cluster/daedalus-job.yaml"))
+            .replace("  name: daedalus\nspec:", "  name: daedalus-traced\nspec:"));
+    cluster.kubectl("apply", "--namespace", "team", "-f", job.toString());
+    String outcome =
+        awaitKubectl(
+            s -> !s.equals("/"),
+            "get",
+            "job",
+            "daedalus-traced",
+            "--namespace",
+            "team",
+            "-o",
+            "jsonpath={.status.succeeded}/{.status.failed}");
+    String log = cluster.kubectl("logs", "--namespace", "team", "job/daedalus-traced");
+    assertThat(outcome).as(log).isEqualTo("1/");
+    assertThat(log).contains("ok lead calls tools");
+
+    // lead's call of tools: lead's server span, its turn, its client span to tools, then tools'
+    // server span and turn in tools' pod, all of one trace
+    List<JaegerServer.Span> trace =
+        await()
+            .atMost(Duration.ofMinutes(2))
+            .pollInterval(Duration.ofSeconds(2))
+            .ignoreExceptions() // Jaeger may answer before it knows the service
+            .until(
+                () ->
+                    leadCallingTools(
+                        JaegerServer.spans(
+                            get(jaeger
+                                    + "/api/traces?service=pallas&limit=100&operation="
+                                    + URLEncoder.encode(
+                                        "invoke_agent tools", StandardCharsets.UTF_8))
+                                .toString())),
+                Optional::isPresent)
+            .orElseThrow();
+    Map<String, JaegerServer.Span> byId =
+        trace.stream().collect(Collectors.toMap(JaegerServer.Span::spanId, Function.identity()));
+    JaegerServer.Span toolsTurn = only(trace, "invoke_agent tools");
+    JaegerServer.Span toolsCall = byId.get(toolsTurn.parentId().orElseThrow());
+    JaegerServer.Span leadToTools = byId.get(toolsCall.parentId().orElseThrow());
+    JaegerServer.Span leadTurn = byId.get(leadToTools.parentId().orElseThrow());
+    JaegerServer.Span leadCall = byId.get(leadTurn.parentId().orElseThrow());
+    assertThat(toolsCall.name()).isEqualTo("tools/call tools");
+    assertThat(toolsCall.tag("span.kind")).isEqualTo("server");
+    assertThat(leadToTools.name()).isEqualTo("tools/call tools");
+    assertThat(leadToTools.tag("span.kind")).isEqualTo("client");
+    assertThat(leadToTools.tag("pallas.peer.agent")).isEqualTo("tools");
+    // the called agent by its Service (PallasNames.peerUrl)
+    assertThat(leadToTools.tag("server.address")).isEqualTo("team-tools.team.svc");
+    assertThat(leadTurn.name()).isEqualTo("invoke_agent lead");
+    assertThat(leadCall.name()).isEqualTo("tools/call lead");
+    assertThat(leadCall.parentId())
+        .as("the trace's root: Daedalus sent no trace context")
+        .isEmpty();
+    assertThat(trace.stream().map(JaegerServer.Span::name))
+        .contains("chat passthrough", "wait conversation");
+    System.out.printf(
+        "tracing: lead -> tools found as one trace of %d spans, %s%n",
+        trace.size(), trace.getFirst().traceId());
+  }
+
+  /** The spans of the trace in which lead called tools (by the tool named after it), if any. */
+  private static Optional<List<JaegerServer.Span>> leadCallingTools(List<JaegerServer.Span> spans) {
+    Map<String, List<JaegerServer.Span>> traces =
+        spans.stream().collect(Collectors.groupingBy(JaegerServer.Span::traceId));
+    return traces.values().stream()
+        .filter(t -> t.stream().anyMatch(s -> s.name().equals("invoke_agent lead")))
+        .filter(t -> t.stream().anyMatch(s -> s.name().equals("invoke_agent tools")))
+        .findFirst();
+  }
+
+  private static JaegerServer.Span only(List<JaegerServer.Span> spans, String name) {
+    List<JaegerServer.Span> named = spans.stream().filter(s -> s.name().equals(name)).toList();
+    assertThat(named).as(name).hasSize(1);
+    return named.getFirst();
   }
 
   private static long startToReady(JsonNode template, boolean aot, int run) throws Exception {

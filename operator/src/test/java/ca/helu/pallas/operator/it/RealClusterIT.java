@@ -595,6 +595,121 @@ class RealClusterIT {
     System.out.printf("10 agents: kubectl apply to Ready=True %.1f s%n", seconds(start));
     assertThat(cluster.kubectl("get", "pallas", "--namespace", "ten"))
         .containsPattern("ten\\s+True\\s+10/10");
+    // their CPU requests (100m each) fill the node's two cores: gone before the next test
+    cluster.kubectl("delete", "namespace", "ten", "--wait=true", "--timeout=180s");
+  }
+
+  /**
+   * examples/placement.yaml on the real node (issue 21 §1; docs/operator.md, "Pods where you want
+   * them"), the node tainted for agents only: the kubelet starts every pod with the fleet's
+   * toleration, node selector, labels, Secret-fed environment and volume, the researcher's two
+   * replicas beside each other (its anti-affinity is only preferred); a fleet whose pods select no
+   * node stays unscheduled, as the scheduler says.
+   */
+  @Test
+  @Order(9)
+  void thePlacementExampleRunsWhereItSays() throws Exception {
+    String node = cluster.kubectl("get", "nodes", "-o", "jsonpath={.items[0].metadata.name}");
+    cluster.restrictedNamespace("placed");
+    cluster.kubectl(
+        "create",
+        "secret",
+        "generic",
+        "vendor",
+        "--namespace",
+        "placed",
+        "--from-literal=token=vendor-token-1");
+    cluster.kubectl("taint", "node", node, "dedicated=agents:NoSchedule");
+    try {
+      cluster.kubectl(
+          "apply",
+          "--namespace",
+          "placed",
+          "-f",
+          NodeCluster.ROOT.resolve("examples/placement.yaml").toString());
+      try {
+        cluster.kubectl(
+            "wait",
+            "--namespace",
+            "placed",
+            "pallas/placement",
+            "--for=condition=Ready",
+            "--timeout=300s");
+      } catch (AssertionError notReady) {
+        throw new AssertionError(
+            cluster.kubectl("get", "pods", "--all-namespaces", "-o", "wide")
+                + cluster.kubectl("get", "events", "--namespace", "placed"),
+            notReady);
+      }
+      String pods =
+          cluster.kubectl(
+              "get",
+              "pods",
+              "--namespace",
+              "placed",
+              "-l",
+              "team=search,app.kubernetes.io/component=agent",
+              "-o",
+              "jsonpath={range .items[*]}{.metadata.labels.pallas\\.helu\\.ca/agent}"
+                  + " {.metadata.labels.tier} {.status.phase} {.spec.nodeName}"
+                  + " {.spec.containers[0].env[?(@.name==\"VENDOR_TOKEN\")].valueFrom.secretKeyRef.name}"
+                  + " {.spec.containers[0].volumeMounts[?(@.name==\"cache\")].mountPath}{\"\\n\"}{end}");
+      assertThat(pods.lines().sorted().toList())
+          .containsExactly(
+              "helper  Running " + node + " vendor /var/cache/search",
+              "researcher research Running " + node + " vendor /var/cache/search",
+              "researcher research Running " + node + " vendor /var/cache/search");
+      assertThat(
+              cluster.kubectl(
+                  "get",
+                  "pods",
+                  "--namespace",
+                  "placed",
+                  "-l",
+                  "app.kubernetes.io/component=registry",
+                  "-o",
+                  "jsonpath={.items[*].status.phase}"))
+          .as("the registry takes the fleet's toleration too")
+          .isEqualTo("Running");
+
+      Path nowhere = dir.resolve("nowhere.yaml");
+      Files.writeString(
+          nowhere,
+          """
+          apiVersion: pallas.helu.ca/v1alpha1
+          kind: PallasDeployment
+          metadata:
+            name: nowhere
+          spec:
+            defaultModel: passthrough
+            registry: {port: 24600}
+            pod:
+              tolerations: [{key: dedicated, operator: Equal, value: agents, effect: NoSchedule}]
+            agents:
+              - name: lost
+                pod: {nodeSelector: {pool: none-of-these}}
+          """);
+      cluster.kubectl("apply", "--namespace", "placed", "-f", nowhere.toString());
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(
+              () ->
+                  cluster.kubectl(
+                      "get",
+                      "pods",
+                      "--namespace",
+                      "placed",
+                      "-l",
+                      "pallas.helu.ca/agent=lost",
+                      "-o",
+                      "jsonpath={.items[*].status.conditions[?(@.type==\"PodScheduled\")].reason}"),
+              "Unschedulable"::equals);
+    } finally {
+      cluster.kubectl("taint", "node", node, "dedicated=agents:NoSchedule-");
+    }
+    // the node's CPU requests back for the tests after this one
+    cluster.kubectl("delete", "namespace", "placed", "--wait=true", "--timeout=180s");
   }
 
   /** The names of an agent's pods (one replica here), terminating ones included. */

@@ -2,6 +2,7 @@ package ca.helu.pallas.operator.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ca.helu.pallas.runtime.testing.JaegerServer;
 import ca.helu.pallas.runtime.testing.ServerEverything;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,8 +12,8 @@ import java.util.Map;
 
 /**
  * The images the real-cluster tier runs besides Pallas' own (Daedalus, an MCP server, the
- * Prometheus stack, PostgreSQL), built by e2e/cluster/tool-images.py into docker-archive tarballs
- * (cached under ~/.cache/pallas/images).
+ * Prometheus stack, PostgreSQL, Jaeger), built by e2e/cluster/tool-images.py into docker-archive
+ * tarballs (cached under ~/.cache/pallas/images).
  */
 public final class ToolImages {
   /** One image: its tag (what a pod names) and its tarball. */
@@ -34,7 +35,9 @@ public final class ToolImages {
                     + out
                     + "' --server-everything "
                     + ServerEverything.VERSION
-                    + " 2>&1",
+                    + " --jaeger '"
+                    + JaegerServer.binary()
+                    + "' 2>&1",
                 Duration.ofMinutes(30))
             .ok();
     // one line per image: TAG PATH SIZE_BYTES built|cached SECONDS; progress lines besides
@@ -55,7 +58,8 @@ public final class ToolImages {
             "prometheus",
             "prometheus-operator",
             "prometheus-config-reloader",
-            "pallas-postgres");
+            "pallas-postgres",
+            "pallas-jaeger");
     return images;
   }
 
