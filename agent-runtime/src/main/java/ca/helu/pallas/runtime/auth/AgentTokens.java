@@ -3,9 +3,9 @@ package ca.helu.pallas.runtime.auth;
 import java.util.Optional;
 
 /**
- * Which of the fleet's own agents (or the operator) a bearer token names, on the agent it calls
- * (docs/runtime.md, "Agents calling agents"): in one process the keys {@link LocalAgentKeys} hands
- * out, in a cluster ServiceAccount tokens ({@link ServiceAccountTokens}).
+ * Which of the fleet's own agents (or its registry, or the operator) a bearer token names, on the
+ * agent it calls (docs/runtime.md, "Agents calling agents"): in one process the keys {@link
+ * LocalAgentKeys} hands out, in a cluster ServiceAccount tokens ({@link ServiceAccountTokens}).
  */
 public interface AgentTokens {
   /**
@@ -24,13 +24,16 @@ public interface AgentTokens {
   /**
    * An identity a token proved.
    *
-   * @param agent the calling agent's name, or null for the operator
+   * @param agent the calling agent's name, or null for an observer
    */
   record Identity(String agent) {
-    /** The operator: it may do what a client without a token may with openHealth. */
-    public static final Identity OPERATOR = new Identity(null);
+    /**
+     * The operator (its Verified handshake) or the fleet's registry (its links): they may do what a
+     * client without a token may with openHealth, whatever openHealth says, and no more.
+     */
+    public static final Identity OBSERVER = new Identity(null);
 
-    public boolean isOperator() {
+    public boolean isObserver() {
       return agent == null;
     }
   }

@@ -16,8 +16,8 @@ import java.util.function.UnaryOperator;
  * One agent's inbound authentication (docs/runtime.md, "Inbound authentication"), as {@code
  * spec.auth} chooses it: who may call, what a client without a token may still do ({@code
  * openHealth}), and the agent's Protected Resource Metadata (RFC 9728) that a 401 points to. Beside
- * its callers, the agents of its fleet that call it (and the operator) present identities of their
- * own ({@link AgentTokens}; docs/runtime.md, "Agents calling agents").
+ * its callers, the agents of its fleet that call it (and its registry, and the operator) present
+ * identities of their own ({@link AgentTokens}; docs/runtime.md, "Agents calling agents").
  */
 public final class InboundAuth {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -150,8 +150,8 @@ public final class InboundAuth {
 
   /**
    * Who a request's Authorization header (and, from an agent of the fleet, the caller it carries)
-   * says calls: a caller, or none for the operator, which may do what a client without a token may
-   * with {@code openHealth}.
+   * says calls: a caller, or none for an observer (the operator, the registry), which may do what a
+   * client without a token may with {@code openHealth}.
    *
    * @param header the request's headers by name
    * @throws AuthFailure when the request may not call
@@ -163,7 +163,7 @@ public final class InboundAuth {
       Optional<AgentTokens.Identity> identity =
           token.isPresent() ? agents.identify(token.get()) : Optional.empty();
       if (identity.isPresent()) {
-        return identity.get().isOperator()
+        return identity.get().isObserver()
             ? Optional.empty()
             : Optional.of(CarriedCaller.read(identity.get().agent(), header));
       }
@@ -185,11 +185,6 @@ public final class InboundAuth {
    */
   public List<String> openTools() {
     return openTools.stream().sorted().toList();
-  }
-
-  /** Whether a client without a token may call {@code tool} (openHealth). */
-  public boolean isOpenTool(String tool) {
-    return openHealth && openTools.contains(tool);
   }
 
   /** This authentication with {@code tools} open instead (the registry's discovery tools). */

@@ -2,9 +2,11 @@ package ca.helu.pallas.runtime.auth;
 
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -14,18 +16,23 @@ import java.util.Set;
  * --agent}; docs/runtime.md, "Agents calling agents"): one random 256-bit key per agent, made at
  * start, held only in this process's memory and never written anywhere. An agent presents its key
  * to the agents it calls, which know it as that agent's (compared in constant time, held as
- * digests, as {@link StaticTokens} are).
+ * digests, as {@link StaticTokens} are). The fleet's registry, in the same process, has one too,
+ * which every agent knows as an observer's.
  */
 public final class LocalAgentKeys {
   /** What every key starts with, so that no caller's token is mistaken for one by its form. */
   static final String PREFIX = "pallas-agent.";
 
+  /** The registry's key's name among the agents' (no agent may have it: not a valid name). */
+  static final String REGISTRY = "(registry)";
+
   private final Map<String, String> keys = new LinkedHashMap<>();
   private final Map<String, byte[]> digests = new LinkedHashMap<>();
 
+  /** Keys for these agents, and for the fleet's registry. */
   public LocalAgentKeys(Collection<String> agents) {
     SecureRandom random = new SecureRandom();
-    for (String agent : agents) {
+    for (String agent : concat(agents, REGISTRY)) {
       byte[] bytes = new byte[32];
       random.nextBytes(bytes);
       String key = PREFIX + HexFormat.of().formatHex(bytes);
@@ -43,7 +50,21 @@ public final class LocalAgentKeys {
     return key;
   }
 
-  /** The identities {@code callee} accepts: the keys of {@code callers}, the agents calling it. */
+  /** The key the registry presents to every agent, which knows it as an observer's. */
+  public String registryKey() {
+    return keyOf(REGISTRY);
+  }
+
+  private static List<String> concat(Collection<String> agents, String more) {
+    List<String> all = new ArrayList<>(agents);
+    all.add(more);
+    return all;
+  }
+
+  /**
+   * The identities {@code callee} accepts: the keys of {@code callers}, the agents calling it, and
+   * the registry's.
+   */
   public AgentTokens acceptedBy(Set<String> callers) {
     return token -> {
       if (!token.startsWith(PREFIX)) {
@@ -56,6 +77,9 @@ public final class LocalAgentKeys {
         if (MessageDigest.isEqual(presented, e.getValue()) && match == null) {
           match = e.getKey();
         }
+      }
+      if (REGISTRY.equals(match)) {
+        return Optional.of(AgentTokens.Identity.OBSERVER);
       }
       if (match == null || !callers.contains(match)) {
         throw new AuthFailure(

@@ -165,7 +165,8 @@ public final class Fleet implements AutoCloseable {
                   partsFactory.toolServers(),
                   options.allowedOrigins(),
                   RegistryServer.LINK_TIMEOUT,
-                  RegistryServer.LINK_INTERVAL),
+                  RegistryServer.LINK_INTERVAL,
+                  identities::registryCredentials),
               spec(),
               metrics);
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);

@@ -77,8 +77,20 @@ final class FleetIdentities {
   }
 
   /**
+   * What the registry of this process presents to {@code agent}: its key, in one process; nothing
+   * otherwise (the registry pod has its own, RegistryCommand).
+   */
+  Credentials registryCredentials(String agent) {
+    if (local == null) {
+      return Credentials.NONE;
+    }
+    String key = local.registryKey();
+    return Credentials.peer(() -> Optional.of(key));
+  }
+
+  /**
    * The identities {@code callee} accepts: those of the agents that list it among their servers,
-   * and in a pod the operator's; null when none can be checked here.
+   * the registry's, and in a pod the operator's; null when none can be checked here.
    *
    * @param resource the callee's resource identifier, the audience of the tokens it accepts
    */
@@ -100,8 +112,13 @@ final class FleetIdentities {
           PallasNames.serviceAccountSubject(namespace, PallasNames.serviceAccountOf(deployment, a)),
           new AgentTokens.Identity(a.name()));
     }
+    // the fleet's registry pod (its ServiceAccount, RegistryAccess in the operator) follows every
+    // agent's resources; the operator verifies each agent
+    subjects.put(
+        PallasNames.serviceAccountSubject(namespace, PallasNames.registryObject(deployment.name())),
+        AgentTokens.Identity.OBSERVER);
     if (pod.operatorSubject() != null) {
-      subjects.put(pod.operatorSubject(), AgentTokens.Identity.OPERATOR);
+      subjects.put(pod.operatorSubject(), AgentTokens.Identity.OBSERVER);
     }
     return new ServiceAccountTokens(pod.api(), resource, subjects, API_TIMEOUT);
   }

@@ -27,6 +27,9 @@ class AgentIdentitiesTest {
     assertThatThrownBy(() -> helper.identify(LocalAgentKeys.PREFIX + "00".repeat(32)))
         .hasMessage("the agent key is not one of this fleet's");
     assertThat(helper.identify("a-callers-own-token")).isEmpty();
+    assertThat(helper.identify(keys.registryKey()))
+        .as("the registry, an observer to every agent")
+        .contains(AgentTokens.Identity.OBSERVER);
     assertThat(keys.keyOf("lead"))
         .as("another process's keys are others")
         .isNotEqualTo(new LocalAgentKeys(List.of("lead")).keyOf("lead"));

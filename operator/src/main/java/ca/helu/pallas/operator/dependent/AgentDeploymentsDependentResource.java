@@ -141,16 +141,14 @@ public class AgentDeploymentsDependentResource
       return pod.env();
     }
     List<EnvVar> env = new ArrayList<>(pod.env());
-    env.add(new EnvVar(IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    env.add(new EnvVar(Pods.IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
     if (config.operatorAccount() != null) {
       env.add(new EnvVar(OPERATOR_SUBJECT_VARIABLE, config.operatorAccount().subject(), null));
     }
     return env;
   }
 
-  /** The runtime's variables of its pod's identity (agent-runtime serve.PodIdentity). */
-  static final String IDENTITY_VARIABLE = "PALLAS_IDENTITY_DIR";
-
+  /** The runtime's variable naming the operator's ServiceAccount (serve.PodIdentity). */
   static final String OPERATOR_SUBJECT_VARIABLE = "PALLAS_OPERATOR_SUBJECT";
 
   static Deployment desired(RenderedFleet fleet, AgentPod pod, OperatorConfig config) {

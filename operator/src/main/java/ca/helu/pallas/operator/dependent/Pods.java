@@ -193,50 +193,53 @@ final class Pods {
   static List<Volume> agentVolumes(RenderedFleet fleet, AgentSpec agent) {
     List<Volume> volumes = new ArrayList<>(volumes(fleet.name()));
     if (fleet.primary().getSpec().auth() != null) {
-      volumes.add(identity(fleet.primary(), agent));
+      List<AgentSpec> peers =
+          agent.effectiveServers().stream()
+              .flatMap(s -> fleet.primary().getSpec().agent(s).stream())
+              .toList();
+      volumes.add(identity(fleet.primary(), peers, true));
     }
     tokensVolume(fleet).ifPresent(volumes::add);
     return volumes;
   }
 
   /**
-   * An agent pod's identity with {@code spec.auth} (docs/runtime.md, "Agents calling agents"): its
+   * A pod's identity with {@code spec.auth} (docs/runtime.md, "Agents calling agents"): its
    * ServiceAccount's tokens as the kubelet projects and rotates them, one for each agent it calls
-   * with that agent's resource identifier as audience, and one for the API server (whose keys it
-   * reads to check the tokens of the agents that call it), with the API server's CA.
+   * ({@code peers}) with that agent's resource identifier as audience, and for an agent pod, which
+   * checks the tokens of the agents that call it, one for the API server (whose keys it reads),
+   * with the API server's CA.
    */
-  static Volume identity(PallasDeployment primary, AgentSpec agent) {
+  static Volume identity(PallasDeployment primary, List<AgentSpec> peers, boolean checksTokens) {
     List<VolumeProjection> sources = new ArrayList<>();
-    sources.add(
-        new VolumeProjectionBuilder()
-            .withNewServiceAccountToken()
-            .withPath(PallasNames.API_TOKEN_FILE)
-            .withExpirationSeconds(TOKEN_SECONDS)
-            .endServiceAccountToken()
-            .build());
-    sources.add(
-        new VolumeProjectionBuilder()
-            .withNewConfigMap()
-            .withName(KUBE_ROOT_CA)
-            .addNewItem()
-            .withKey("ca.crt")
-            .withPath(PallasNames.API_CA_FILE)
-            .endItem()
-            .endConfigMap()
-            .build());
-    for (String server : agent.effectiveServers()) {
-      primary
-          .getSpec()
-          .agent(server)
-          .ifPresent(peer ->
-              sources.add(
-                  new VolumeProjectionBuilder()
-                      .withNewServiceAccountToken()
-                      .withPath(PallasNames.peerTokenFile(peer.name()))
-                      .withAudience(PallasNames.agentUrl(primary, peer))
-                      .withExpirationSeconds(TOKEN_SECONDS)
-                      .endServiceAccountToken()
-                      .build()));
+    if (checksTokens) {
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewServiceAccountToken()
+              .withPath(PallasNames.API_TOKEN_FILE)
+              .withExpirationSeconds(TOKEN_SECONDS)
+              .endServiceAccountToken()
+              .build());
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewConfigMap()
+              .withName(KUBE_ROOT_CA)
+              .addNewItem()
+              .withKey("ca.crt")
+              .withPath(PallasNames.API_CA_FILE)
+              .endItem()
+              .endConfigMap()
+              .build());
+    }
+    for (AgentSpec peer : peers) {
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewServiceAccountToken()
+              .withPath(PallasNames.peerTokenFile(peer.name()))
+              .withAudience(PallasNames.agentUrl(primary, peer))
+              .withExpirationSeconds(TOKEN_SECONDS)
+              .endServiceAccountToken()
+              .build());
     }
     return new VolumeBuilder()
         .withName(PallasNames.IDENTITY_VOLUME)
@@ -251,45 +254,61 @@ final class Pods {
   /** An agent container's mounts: {@link #mounts}, its static tokens and identity read-only. */
   static List<VolumeMount> agentMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(mounts());
-    if (fleet.primary().getSpec().auth() != null) {
-      mounts.add(
-          new VolumeMountBuilder()
-              .withName(PallasNames.IDENTITY_VOLUME)
-              .withMountPath(PallasNames.IDENTITY_DIR)
-              .withReadOnly(true)
-              .build());
-    }
+    identityMount(fleet).ifPresent(mounts::add);
     tokensMount(fleet).ifPresent(mounts::add);
     return mounts;
   }
 
   /**
-   * The registry pod's volumes: its temporary directory, and the Secret of the static tokens if
-   * any, which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint").
+   * The registry pod's volumes: its temporary directory, the Secret of the static tokens if any,
+   * which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint"), and
+   * with {@code spec.auth} its identity for every agent it follows.
    */
   static List<Volume> registryVolumes(RenderedFleet fleet) {
     List<Volume> volumes = new ArrayList<>(List.of(volumes(fleet.name()).get(1)));
     tokensVolume(fleet).ifPresent(volumes::add);
+    if (fleet.primary().getSpec().auth() != null) {
+      volumes.add(identity(fleet.primary(), fleet.primary().getSpec().effectiveAgents(), false));
+    }
     return volumes;
   }
 
-  /** The registry container's mounts: its temporary directory, and the static tokens. */
+  /** The registry container's mounts: its temporary directory, the static tokens, its identity. */
   static List<VolumeMount> registryMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(List.of(mounts().get(1)));
     tokensMount(fleet).ifPresent(mounts::add);
+    identityMount(fleet).ifPresent(mounts::add);
     return mounts;
   }
 
-  /** The variable naming where the static tokens are mounted, when there are any. */
+  /** The variables naming where the static tokens and the identity are mounted, when they are. */
   static List<EnvVar> registryEnv(RenderedFleet fleet) {
-    return staticTokens(fleet)
-        .map(secret ->
-            List.of(
+    List<EnvVar> env = new ArrayList<>();
+    staticTokens(fleet)
+        .ifPresent(secret ->
+            env.add(
                 new EnvVarBuilder()
                     .withName("PALLAS_STATIC_TOKENS_DIR")
                     .withValue(PallasNames.STATIC_TOKENS_DIR)
-                    .build()))
-        .orElse(List.of());
+                    .build()));
+    if (fleet.primary().getSpec().auth() != null) {
+      env.add(new EnvVar(IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    }
+    return env;
+  }
+
+  /** The runtime's variable naming where a pod's identity is (agent-runtime serve.PodIdentity). */
+  static final String IDENTITY_VARIABLE = "PALLAS_IDENTITY_DIR";
+
+  private static Optional<VolumeMount> identityMount(RenderedFleet fleet) {
+    return fleet.primary().getSpec().auth() == null
+        ? Optional.empty()
+        : Optional.of(
+            new VolumeMountBuilder()
+                .withName(PallasNames.IDENTITY_VOLUME)
+                .withMountPath(PallasNames.IDENTITY_DIR)
+                .withReadOnly(true)
+                .build());
   }
 
   private static Optional<Volume> tokensVolume(RenderedFleet fleet) {

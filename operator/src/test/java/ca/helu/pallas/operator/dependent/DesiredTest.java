@@ -226,6 +226,26 @@ class DesiredTest {
                 .getServiceAccountName())
         .as("the user's own ServiceAccount")
         .isEqualTo("mine");
+
+    // the registry follows every agent as itself, under its own ServiceAccount
+    var registry =
+        RegistryDeploymentDependentResource.desired(fleet, config)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    assertThat(registry.getServiceAccountName()).isEqualTo("sec-registry");
+    assertThat(
+            registry.getVolumes().stream()
+                .filter(v -> v.getName().equals(PallasNames.IDENTITY_VOLUME))
+                .findFirst()
+                .orElseThrow()
+                .getProjected()
+                .getSources())
+        .extracting(p -> p.getServiceAccountToken().getPath())
+        .containsExactly("peers/helper", "peers/lead", "peers/own");
+    assertThat(registry.getContainers().get(0).getEnv())
+        .extracting(e -> e.getName() + "=" + e.getValue())
+        .contains("PALLAS_IDENTITY_DIR=" + PallasNames.IDENTITY_DIR);
   }
 
   @Test

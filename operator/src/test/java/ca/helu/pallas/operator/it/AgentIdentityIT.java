@@ -73,7 +73,7 @@ class AgentIdentityIT {
                 PallasNames.serviceAccountSubject(ns, "fleet-lead"),
                 new AgentTokens.Identity("lead"),
                 PallasNames.serviceAccountSubject(ns, "operator"),
-                AgentTokens.Identity.OPERATOR),
+                AgentTokens.Identity.OBSERVER),
             Duration.ofSeconds(5));
   }
 
@@ -103,7 +103,7 @@ class AgentIdentityIT {
     OperatorTokens operator =
         new OperatorTokens(K8S, new ServiceAccountRef(ns, "operator"), Clock.systemUTC());
     String token = operator.forAudience(HELPER);
-    assertThat(helper.identify(token)).contains(AgentTokens.Identity.OPERATOR);
+    assertThat(helper.identify(token)).contains(AgentTokens.Identity.OBSERVER);
     assertThat(operator.forAudience(HELPER)).as("reused while fresh").isEqualTo(token);
   }
 

@@ -533,6 +533,19 @@ class ClusterFleetIT {
     assertThat(refused.statusCode()).isEqualTo(401);
     assertThat(refused.headers().firstValue("WWW-Authenticate").orElse(""))
         .contains("resource_metadata=");
+
+    // the registry pod follows the agents as itself (its ServiceAccount's projected tokens): with
+    // nothing open, its index still holds the tools agent's server's tools
+    String alice = keycloak.userToken("daedalus", "daedalus-secret", "alice", "alice-password");
+    try (McpSyncClient registry =
+        McpClients.connect(serviceUrl("secured", "secured-registry", 24400), alice, n -> {})) {
+      McpSchema.CallToolResult found =
+          registry.callTool(
+              new McpSchema.CallToolRequest("find_tools", Map.of("query", "echo a message")));
+      assertThat(JSON.valueToTree(found.structuredContent()).toString())
+          .as(McpClients.text(found))
+          .contains("everything/echo");
+    }
   }
 
   /**
