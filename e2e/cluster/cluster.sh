@@ -305,10 +305,29 @@ cmd_prepare() {
   pause_image >/dev/null
 }
 
+# A cluster whose processes are all gone (its test JVM was killed before down) left its bridge
+# and its changes to the host behind: put them back from that cluster's own record, as its down
+# would have, so that the next up on this machine starts (a cold CI run found one, issues ci).
+recover_stale() {
+  local d p alive
+  for d in /tmp/pallas-cluster*/ "$DIR/"; do
+    d=${d%/}
+    [ -d "$d/pids" ] && [ -d "$d/host" ] || continue
+    alive=
+    for p in "$d"/pids/*; do
+      [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && alive=$d
+    done
+    [ -z "$alive" ] || die "a cluster is up in $alive (run down there first)"
+    log "the cluster in $d stopped without down: putting the host back from its record"
+    PALLAS_CLUSTER_DIR=$d "$0" down
+  done
+}
+
 cmd_up() {
   local images=("$@") t
   for t in "${images[@]}"; do [ -f "$t" ] || die "no image tarball $t"; done
   cmd_check >/dev/null
+  recover_stale
   [ ! -e "$DIR/pids" ] || die "a cluster is already up in $DIR (run down first)"
   ip link show "$BRIDGE" >/dev/null 2>&1 && die "bridge $BRIDGE exists already: another cluster is up"
   cmd_prepare

@@ -13,9 +13,9 @@ import java.util.function.Predicate;
 
 /**
  * Every field of a spec that holds a secret or names a Secret (docs/crd-reference.md, "Secrets"):
- * the one walk the operator uses for the Secrets it watches, the keys each agent pod gets, and the
- * inline values it moves out of the ConfigMap; the runtime resolves the same fields ({@code
- * Secrets}). A new field that holds a secret is added here and nowhere else.
+ * the one walk the operator uses for the Secrets it watches, the keys each pod gets, and the inline
+ * values it moves out of the ConfigMap; the runtime resolves the same fields ({@code Secrets}). A
+ * new field that holds a secret is added here and nowhere else.
  */
 public final class SecretFields {
   /**
@@ -25,13 +25,17 @@ public final class SecretFields {
    * @param pointer its JSON pointer in the spec
    * @param inlineKey the key an inline value is kept under in the fleet's Secret {@code X-inline}
    * @param usedBy the agents whose pods need it
+   * @param usedByRegistry whether the registry's pod needs it too: the header of a server some
+   *     agent calls, which the registry's call_tool calls as that agent would (docs/runtime.md,
+   *     "The registry's MCP endpoint")
    */
   public record Value(
       String field,
       String pointer,
       String inlineKey,
       SecretValue value,
-      Predicate<AgentSpec> usedBy) {}
+      Predicate<AgentSpec> usedBy,
+      boolean usedByRegistry) {}
 
   private SecretFields() {}
 
@@ -50,12 +54,16 @@ public final class SecretFields {
                 "/providers/" + p.id() + "/apiKey",
                 "providers." + p.id() + ".apiKey",
                 section.apiKey(),
-                a -> Provider.ofModel(spec.modelOf(a)).filter(p::equals).isPresent()));
+                a -> Provider.ofModel(spec.modelOf(a)).filter(p::equals).isPresent(),
+                false));
       }
     }
     List<McpServerSpec> servers = spec.effectiveMcpServers();
     for (int i = 0; i < servers.size(); i++) {
       McpServerSpec server = servers.get(i);
+      Predicate<AgentSpec> calls = a -> a.effectiveServers().contains(server.name());
+      // the registry indexes, and so may call, the servers of the agents only
+      boolean called = spec.effectiveAgents().stream().anyMatch(calls);
       List<HeaderSpec> headers = server.effectiveHeaders();
       for (int h = 0; h < headers.size(); h++) {
         if (headers.get(h).valueFrom() != null) {
@@ -65,7 +73,8 @@ public final class SecretFields {
                   "/mcpServers/" + i + "/headers/" + h + "/valueFrom",
                   "mcpServers." + server.name() + ".headers." + h,
                   headers.get(h).valueFrom(),
-                  a -> a.effectiveServers().contains(server.name())));
+                  calls,
+                  called));
         }
       }
     }
@@ -73,17 +82,21 @@ public final class SecretFields {
         spec.auth() == null || spec.auth().oidc() == null ? null : spec.auth().oidc().client();
     if (client != null && client.secret() != null) {
       // the agents' own client: only the pods of agents that exchange tokens with it get it
-      // (docs/runtime.md, "Downstream credentials"); never inline (validation.Rules)
+      // (docs/runtime.md, "Downstream credentials"), and the registry's, whose call_tool exchanges
+      // as they do; never inline (validation.Rules)
+      Predicate<AgentSpec> exchanges =
+          a ->
+              servers.stream()
+                  .anyMatch(
+                      s -> s.tokenExchange() != null && a.effectiveServers().contains(s.name()));
       out.add(
           new Value(
               "spec.auth.oidc.client.secret",
               "/auth/oidc/client/secret",
               "auth.oidc.client.secret",
               client.secret(),
-              a ->
-                  servers.stream()
-                      .anyMatch(s ->
-                          s.tokenExchange() != null && a.effectiveServers().contains(s.name()))));
+              exchanges,
+              spec.effectiveAgents().stream().anyMatch(exchanges)));
     }
     if (spec.tracing() != null && spec.tracing().headers() != null) {
       // only ever a Secret key: an exporter's token never sits in the manifest
@@ -93,7 +106,8 @@ public final class SecretFields {
               "/tracing/headers",
               null,
               new SecretValue(null, null, spec.tracing().headers()),
-              a -> true));
+              a -> true,
+              false));
     }
     return out;
   }

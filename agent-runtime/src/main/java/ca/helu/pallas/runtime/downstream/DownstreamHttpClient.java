@@ -16,6 +16,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSession;
@@ -105,7 +107,7 @@ final class DownstreamHttpClient extends HttpClient {
     }
     if ("POST".equals(method) && (status < 200 || status > 299)) {
       discard(response);
-      throw new DownstreamException("answered HTTP " + status);
+      throw new DownstreamException("answered HTTP " + status + refusal(response));
     }
     if (w != null && answersInBody(response) && response.body() instanceof Flow.Publisher<?> body) {
       @SuppressWarnings("unchecked")
@@ -113,6 +115,27 @@ final class DownstreamHttpClient extends HttpClient {
       return new WithBody<>(response, watched);
     }
     return response;
+  }
+
+  private static final Pattern CHALLENGE_ERROR = Pattern.compile("\\berror=\"([^\"]*)\"");
+  private static final Pattern CHALLENGE_DESCRIPTION =
+      Pattern.compile("\\berror_description=\"([^\"]*)\"");
+
+  /**
+   * Why a server refused the credentials sent, as its {@code WWW-Authenticate} says (RFC 6750 §3:
+   * {@code error}, {@code error_description}), e.g. " (invalid_token: the token is not meant for
+   * this agent (aud))"; empty when it says nothing. The server's own words, cut as any server text
+   * (Failures.bounded); a server names a problem of the token, never the token.
+   */
+  static String refusal(HttpResponse<?> response) {
+    String challenge = response.headers().firstValue("WWW-Authenticate").orElse("");
+    Matcher error = CHALLENGE_ERROR.matcher(challenge);
+    if (!error.find()) {
+      return "";
+    }
+    Matcher description = CHALLENGE_DESCRIPTION.matcher(challenge);
+    String why = description.find() ? error.group(1) + ": " + description.group(1) : error.group(1);
+    return " (" + Failures.bounded(why) + ")";
   }
 
   /** Whether the SDK reads this response as the call's answer (a JSON body or an SSE stream). */

@@ -39,7 +39,12 @@ final class DownstreamSession {
   private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration SDK_TIMEOUT_MARGIN = Duration.ofSeconds(5);
 
-  /** What a session needs to know about its server and what it tells its owner. */
+  /**
+   * What a session needs to know about its server and what it tells its owner.
+   *
+   * @param listens whether the session hears the server's notifications (its tools changed, a
+   *     call's progress); a probe's does not ({@link #probe})
+   */
   record Endpoint(
       String name,
       String url,
@@ -48,7 +53,31 @@ final class DownstreamSession {
       Duration timeout,
       Supplier<HttpClient> http,
       Consumer<McpSchema.ProgressNotification> progress,
-      Runnable toolsChanged) {}
+      Runnable toolsChanged,
+      boolean listens) {
+
+    /**
+     * A health probe's session (docs/runtime.md, "Health"): initialized, then closed at once. It
+     * hears none of the server's notifications: the SDK's client (2.1) answers a tools, resources
+     * or prompts list_changed by listing them, whatever its builder was given (McpAsyncClient
+     * registers those handlers itself), and that listing, on a session being closed, fails with an
+     * ERROR line for a healthy server (server-everything announces its tools as a session starts;
+     * McpProbeIT).
+     */
+    static Endpoint probe(
+        String url, Map<String, String> headers, Duration timeout, Supplier<HttpClient> http) {
+      return new Endpoint(
+          "health probe of " + url,
+          url,
+          headers,
+          Credentials.NONE,
+          timeout,
+          http,
+          n -> {},
+          () -> {},
+          false);
+    }
+  }
 
   private final Endpoint endpoint;
   private final WatchingTransport transport;
@@ -139,7 +168,7 @@ final class DownstreamSession {
               return Mono.just(builder);
             })
             .build();
-    return new WatchingTransport(transport);
+    return new WatchingTransport(transport, endpoint.listens());
   }
 
   private static McpAsyncClient client(Endpoint endpoint, WatchingTransport transport) {

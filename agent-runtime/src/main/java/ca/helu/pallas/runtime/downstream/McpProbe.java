@@ -10,8 +10,9 @@ import java.util.function.Supplier;
 /**
  * The downstream probe of docs/runtime.md, "Health": a session opened with the MCP client the
  * agent's tool calls use (initialize with the server's headers, then the initialized notification),
- * and closed at once, which ends it on the server (DELETE), so no server-side state stays behind. A
- * failure reads as a tool call's would ({@link Failures}).
+ * and closed at once, which ends it on the server (DELETE), so no server-side state stays behind;
+ * it acts on nothing the server tells it meanwhile. A failure reads as a tool call's would ({@link
+ * Failures}).
  */
 public final class McpProbe implements Probe {
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(3);
@@ -29,18 +30,10 @@ public final class McpProbe implements Probe {
 
   @Override
   public CheckResult probe(String url, Map<String, String> headers) {
-    DownstreamSession.Endpoint endpoint =
-        new DownstreamSession.Endpoint(
-            "health probe of " + url,
-            url,
-            headers,
-            Credentials.NONE,
-            timeout,
-            http,
-            n -> {},
-            () -> {});
     try {
-      DownstreamSession.open(endpoint, gone -> {}).close();
+      DownstreamSession.open(
+              DownstreamSession.Endpoint.probe(url, headers, timeout, http), gone -> {})
+          .close();
       return CheckResult.ok("reachable");
     } catch (RuntimeException e) {
       return CheckResult.failed(Failures.describe(e, timeout));

@@ -103,7 +103,8 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
             timeout,
             this::http,
             this::relay,
-            this::toolsChanged);
+            this::toolsChanged,
+            true);
     this.sessions =
         new SessionKeeper(
             name,
@@ -279,9 +280,12 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   @Override
   public ToolResult call(String tool, Map<String, Object> arguments, CallContext context) {
-    McpSchema.CallToolResult result = callThrough(tool, arguments, context);
-    String text = textOf(result);
-    return Boolean.TRUE.equals(result.isError())
+    Outcome outcome = outcome(tool, arguments, context);
+    if (outcome.failure() != null) {
+      return ToolResult.failed(outcome.failure());
+    }
+    String text = textOf(outcome.answer());
+    return Boolean.TRUE.equals(outcome.answer().isError())
         ? ToolResult.failed(text.isEmpty() ? "the tool reported an error" : text)
         : ToolResult.ok(text);
   }
@@ -289,13 +293,30 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   /**
    * Calls a tool and gives its result as the server sent it (the registry's call_tool, docs/
    * runtime.md, "The registry's MCP endpoint"); a call that got no answer is an {@code isError}
-   * result naming why. Never throws.
+   * result naming the server, the tool and why. Never throws.
    */
   public McpSchema.CallToolResult callThrough(
       String tool, Map<String, Object> arguments, CallContext context) {
+    Outcome outcome = outcome(tool, arguments, context);
+    return outcome.failure() == null
+        ? outcome.answer()
+        : McpSchema.CallToolResult.builder()
+            .addTextContent(name + "/" + tool + " got no answer: " + outcome.failure())
+            .isError(true)
+            .build();
+  }
+
+  /** A call's answer, as the server sent it, or why it got none. */
+  private record Outcome(McpSchema.CallToolResult answer, String failure) {
+    static Outcome failed(String why) {
+      return new Outcome(null, why);
+    }
+  }
+
+  private Outcome outcome(String tool, Map<String, Object> arguments, CallContext context) {
     try {
       if (!slots.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-        return failed(
+        return Outcome.failed(
             "no free place within "
                 + timeout.toSeconds()
                 + "s: calls to "
@@ -305,7 +326,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return failed("interrupted while waiting for a free place");
+      return Outcome.failed("interrupted while waiting for a free place");
     }
     try {
       return callInSlot(tool, arguments, context);
@@ -314,18 +335,13 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
     }
   }
 
-  private static McpSchema.CallToolResult failed(String why) {
-    return McpSchema.CallToolResult.builder().addTextContent(why).isError(true).build();
-  }
-
-  private McpSchema.CallToolResult callInSlot(
-      String tool, Map<String, Object> arguments, CallContext context) {
+  private Outcome callInSlot(String tool, Map<String, Object> arguments, CallContext context) {
     Map<String, String> callHeaders;
     try {
       callHeaders = credentials.call(context);
     } catch (Credentials.Refused e) {
       // the caller's credentials failed, not the server: its health is as it was
-      return failed(e.getMessage());
+      return Outcome.failed(e.getMessage());
     }
     // when our caller wants progress, ask for the downstream's too and pass it on (a sub-agent's
     // own steps show up under the caller's token)
@@ -350,11 +366,11 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
               session -> session.callTool(built, callHeaders, context.cancellation()),
               context.cancellation()::stopped);
       health.answered();
-      return result == null ? failed("no result") : result;
+      return result == null ? Outcome.failed("no result") : new Outcome(result, null);
     } catch (RuntimeException e) {
       if (context.cancellation().stopped()) {
         // this call stopped, not the server: its health and the other calls are as they were
-        return failed("cancelled: " + context.cancellation().reason().words());
+        return Outcome.failed("cancelled: " + context.cancellation().reason().words());
       }
       String why = Failures.describe(e, timeout);
       if (Causes.any(e, McpError.class)) {
@@ -363,7 +379,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       } else {
         health.failed(why);
       }
-      return failed(why);
+      return Outcome.failed(why);
     } finally {
       if (relayToken != null) {
         relays.remove(relayToken);

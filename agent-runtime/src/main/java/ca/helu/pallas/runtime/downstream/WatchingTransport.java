@@ -18,7 +18,8 @@ import reactor.util.context.ContextView;
  * sends from that context (an initialize, a notification) goes without, so a caller's token never
  * rides another request (docs/contract.md, "Bearer forwarding"). The watch learns its request's id,
  * and an answer on the call's stream that carries another id is dropped and fails this call: the
- * SDK would otherwise complete whichever call owns that id with it.
+ * SDK would otherwise complete whichever call owns that id with it. A health probe's transport
+ * drops the server's notifications altogether.
  */
 final class WatchingTransport implements McpClientTransport {
   /** Keys of our entries in the {@link McpTransportContext}: the call's own headers (a map). */
@@ -30,9 +31,15 @@ final class WatchingTransport implements McpClientTransport {
   static final String TRACE = "pallas.trace";
 
   private final McpClientTransport transport;
+  private final boolean listens;
 
-  WatchingTransport(McpClientTransport transport) {
+  /**
+   * @param listens whether the client hears the server's notifications; when not, they are dropped
+   *     here, before the SDK's client acts on them (DownstreamSession.Endpoint#probe)
+   */
+  WatchingTransport(McpClientTransport transport, boolean listens) {
     this.transport = transport;
+    this.listens = listens;
   }
 
   static CallWatch watchOf(McpTransportContext context) {
@@ -47,8 +54,12 @@ final class WatchingTransport implements McpClientTransport {
   public Mono<Void> connect(
       Function<Mono<McpSchema.JSONRPCMessage>, Mono<McpSchema.JSONRPCMessage>> handler) {
     // the transport runs the handler in the context of the request whose stream the message came on
-    return transport.connect(message ->
+    return transport.connect(received ->
         Mono.deferContextual(ctx -> {
+          Mono<McpSchema.JSONRPCMessage> message =
+              listens
+                  ? received
+                  : received.filter(m -> !(m instanceof McpSchema.JSONRPCNotification));
           CallWatch watch = watchOf(ctx);
           if (watch == null) {
             return handler.apply(message);

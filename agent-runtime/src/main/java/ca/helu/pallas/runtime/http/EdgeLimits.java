@@ -2,6 +2,7 @@ package ca.helu.pallas.runtime.http;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -93,11 +94,18 @@ public record EdgeLimits(
     return Math.max(MIN_CONNECTION_RESERVE, maxConnections / 16);
   }
 
-  /** JSON whose only size limit is the body's: a long string is not a parse error. */
+  /**
+   * JSON whose only size limit is the body's: a long string is not a parse error. Its parsers' and
+   * generators' buffers come from one pool shared by all threads: requests are served on virtual
+   * threads ({@link HttpHost}), a new one each, and Jackson's default pool, one set of buffers per
+   * thread, would give every request new ones (measured: 8 to 16 KiB a request, a young
+   * collection's worth every few hundred calls; docs/benchmarks.md, "The registry's MCP endpoint").
+   */
   public JsonFactory jsonFactory() {
     return JsonFactory.builder()
         .streamReadConstraints(
             StreamReadConstraints.builder().maxStringLength((int) maxBodyBytes).build())
+        .recyclerPool(JsonRecyclerPools.sharedConcurrentDequePool())
         .build();
   }
 

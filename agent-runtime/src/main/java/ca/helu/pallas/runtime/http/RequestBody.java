@@ -239,6 +239,12 @@ final class RequestBody {
         public int read(byte[] b, int off, int len) {
           return in.read(b, off, len);
         }
+
+        // the body at its length: InputStream's own would read it through a 16 KiB buffer
+        @Override
+        public byte[] readAllBytes() {
+          return in.readAllBytes();
+        }
       };
     }
 

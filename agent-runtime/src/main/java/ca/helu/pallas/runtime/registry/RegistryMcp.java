@@ -2,12 +2,14 @@ package ca.helu.pallas.runtime.registry;
 
 import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.health.HealthMonitor;
+import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.EdgeSessions;
 import ca.helu.pallas.runtime.loop.CallContext;
 import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.mcp.AgentMcpServer;
 import ca.helu.pallas.runtime.mcp.session.StreamableHttpTransport;
 import ca.helu.pallas.runtime.store.SessionStores;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -106,6 +108,7 @@ final class RegistryMcp implements AutoCloseable {
   private final FleetIndex index;
   private final ToolCalls calls;
   private final StreamableHttpTransport transport;
+  private final ObjectMapper mapper;
   private final JacksonMcpJsonMapper json;
   private final McpAsyncServer server;
   private final Set<String> resources = new HashSet<>(); // guarded by this
@@ -114,14 +117,14 @@ final class RegistryMcp implements AutoCloseable {
    * @param version the fleet's, on the server info
    * @param links each agent link's request timeout and ping interval
    * @param allowedOrigins browser origins allowed besides localhost
+   * @param limits the edge's, as the agents': its sessions' bounds and its JSON
    */
   RegistryMcp(
       String version,
       Links links,
       ToolCalls calls,
       List<String> allowedOrigins,
-      int maxSessions,
-      Duration sessionIdle) {
+      EdgeLimits limits) {
     this.calls = calls;
     this.index =
         new FleetIndex(
@@ -130,7 +133,8 @@ final class RegistryMcp implements AutoCloseable {
             links.credentials(),
             this::healthChanged,
             this::agentsChanged);
-    this.json = new JacksonMcpJsonMapper(new ObjectMapper());
+    this.mapper = new ObjectMapper(limits.jsonFactory());
+    this.json = new JacksonMcpJsonMapper(mapper);
     JsonSchemaValidator noSchemas =
         (schema, output) -> JsonSchemaValidator.ValidationResponse.asValid(null);
     SessionStores stores = SessionStores.inMemory();
@@ -144,8 +148,8 @@ final class RegistryMcp implements AutoCloseable {
             stores.sessions(),
             stores.events(),
             Duration.ofMinutes(10),
-            maxSessions,
-            sessionIdle,
+            limits.maxSessions(),
+            limits.sessionIdle(),
             Duration.ofSeconds(30),
             session -> {});
     McpSchema.ToolAnnotations tells =
@@ -157,7 +161,7 @@ final class RegistryMcp implements AutoCloseable {
             .build();
     List<McpServerFeatures.AsyncToolSpecification> tools =
         List.of(
-            tool(
+            telling(
                 McpSchema.Tool.builder()
                     .name("find_tools")
                     .title("Find tools by intent")
@@ -170,7 +174,7 @@ final class RegistryMcp implements AutoCloseable {
                     .annotations(tells)
                     .build(),
                 this::findTools),
-            tool(
+            telling(
                 McpSchema.Tool.builder()
                     .name("get_schema")
                     .title("A tool's schema")
@@ -181,7 +185,7 @@ final class RegistryMcp implements AutoCloseable {
                     .annotations(tells)
                     .build(),
                 this::getSchema),
-            tool(
+            calling(
                 McpSchema.Tool.builder()
                     .name("call_tool")
                     .title("Call a tool of the fleet")
@@ -193,7 +197,7 @@ final class RegistryMcp implements AutoCloseable {
                     .annotations(McpSchema.ToolAnnotations.builder().openWorldHint(true).build())
                     .build(),
                 this::callTool),
-            tool(
+            telling(
                 McpSchema.Tool.builder()
                     .name("list_servers")
                     .title("The fleet's agents and servers")
@@ -522,14 +526,19 @@ final class RegistryMcp implements AutoCloseable {
     return text.length() <= 200 ? text : text.substring(0, 200) + "…";
   }
 
-  private static McpSchema.CallToolResult json(ObjectNode answer) {
-    @SuppressWarnings("unchecked")
-    Map<String, Object> fields = JSON.convertValue(answer, Map.class);
-    return McpSchema.CallToolResult.builder()
-        .addTextContent(answer.toString())
-        .structuredContent(fields)
-        .isError(false)
-        .build();
+  /**
+   * The answer as structuredContent and, for clients that read only text, the same JSON as text.
+   * The tree itself is the structured content: the SDK writes it as it is, with no copy into maps.
+   */
+  private McpSchema.CallToolResult json(ObjectNode answer) {
+    String text;
+    try {
+      text = mapper.writeValueAsString(answer);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a tree of ours is not writable", e);
+    }
+    return new McpSchema.CallToolResult(
+        List.of(new McpSchema.TextContent(text)), false, answer, null);
   }
 
   private static McpSchema.CallToolResult error(String message) {
@@ -548,22 +557,39 @@ final class RegistryMcp implements AutoCloseable {
     McpSchema.CallToolResult handle(McpAsyncServerExchange exchange, Map<String, Object> args);
   }
 
-  private static McpServerFeatures.AsyncToolSpecification tool(
+  /**
+   * A tool that only tells (find_tools, get_schema, list_servers): answered on the request's own
+   * thread, which waits for the answer anyway. A hop to another thread and back costs two wake-ups,
+   * which on a busy machine are most of a fast call's tail (docs/benchmarks.md, "The registry's MCP
+   * endpoint").
+   */
+  private static McpServerFeatures.AsyncToolSpecification telling(
       McpSchema.Tool tool, SimpleHandler handler) {
-    return tool(tool, (exchange, args, token) -> handler.handle(exchange, args));
+    return McpServerFeatures.AsyncToolSpecification.builder()
+        .tool(tool)
+        .callHandler((exchange, request) ->
+            Mono.fromCallable(() -> handler.handle(exchange, arguments(request))))
+        .build();
   }
 
-  private static McpServerFeatures.AsyncToolSpecification tool(
+  /**
+   * call_tool: on a thread of its own, as an agent's turn (mcp.TurnHandler); the hop is nothing
+   * beside a call to another server, which blocks for as long as its owner takes.
+   */
+  private static McpServerFeatures.AsyncToolSpecification calling(
       McpSchema.Tool tool, Handler handler) {
     return McpServerFeatures.AsyncToolSpecification.builder()
         .tool(tool)
         .callHandler((exchange, request) -> {
-          Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
+          Map<String, Object> args = arguments(request);
           Object token = request.progressToken();
-          // the handlers block (a call, the first read of the agents): on a thread of their own
           return Mono.fromCallable(() -> handler.handle(exchange, args, token)).subscribeOn(CALLS);
         })
         .build();
+  }
+
+  private static Map<String, Object> arguments(McpSchema.CallToolRequest request) {
+    return request.arguments() == null ? Map.of() : request.arguments();
   }
 
   @Override

@@ -88,8 +88,7 @@ public final class RegistryServer implements AutoCloseable {
                 options.linkTimeout(), options.linkInterval(), options.linkCredentials()),
             calls,
             options.allowedOrigins(),
-            limits.maxSessions(),
-            limits.sessionIdle());
+            limits);
     metrics.registryIndexedTools(() -> mcp.index().search().size());
     HttpHost.Builder builder = HttpHost.builder(options.bindAddress(), options.port());
     // the agents' rules on the registry's /mcp too (docs/runtime.md, "Inbound authentication"):

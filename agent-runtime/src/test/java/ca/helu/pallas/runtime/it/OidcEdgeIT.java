@@ -21,6 +21,7 @@ import com.nimbusds.jose.util.Base64URL;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpSchema;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -38,9 +39,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the realm in src/test/resources/keycloak, call an agent through the official MCP client; a call
  * without a token learns where the agent's Protected Resource Metadata is, and that document names
  * the issuer; a token meant for another agent, one lacking a scope, and the hostile tokens of §5
- * are refused with 401 or 403, and none of them is logged. The hostile tokens are made here from a
- * real token and the issuer's public keys, as an attacker could; those that need the issuer's
- * private key (expired, not yet valid, another issuer with a valid signature) are OidcTokensTest's.
+ * are refused with 401 or 403, and none of them is logged; through the registry, an agent takes
+ * only a token that names it. The hostile tokens are made here from a real token and the issuer's
+ * public keys, as an attacker could; those that need the issuer's private key (expired, not yet
+ * valid, another issuer with a valid signature) are OidcTokensTest's.
  */
 class OidcEdgeIT {
   @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();
@@ -139,6 +141,48 @@ class OidcEdgeIT {
               "error=\"invalid_token\"",
               "error_description=\"the token is not meant for this agent (aud)\"");
     }
+  }
+
+  /**
+   * The registry's call_tool passes the caller's token on to the agent it calls (docs/runtime.md,
+   * "The registry's MCP endpoint"): daedalus's tokens name the registry and the helper, so the
+   * helper answers; they do not name the other agent, which refuses, and the call says so without
+   * the token. A token not meant for the registry is refused at its own edge.
+   */
+  @Test
+  void throughTheRegistryAnAgentAcceptsOnlyATokenWithItsAudience() throws Exception {
+    String registry = fleet.registryBase() + "/mcp";
+    String token = daedalus();
+    try (LogCapture log = new LogCapture();
+        McpSyncClient client = McpClients.connect(registry, token, n -> {})) {
+      McpSchema.CallToolResult answered = callThrough(client, "helper/send_message");
+      assertThat(answered.isError()).as(McpClients.text(answered)).isFalse();
+      assertThat(McpClients.text(answered)).contains("through the registry");
+
+      McpSchema.CallToolResult refused = callThrough(client, "other/send_message");
+      assertThat(refused.isError()).isTrue();
+      assertThat(McpClients.text(refused))
+          .isEqualTo(
+              "other/send_message got no answer: answered HTTP 401 (invalid_token: the token is"
+                  + " not meant for this agent (aud))");
+      assertThat(log.lines()).noneMatch(line -> line.contains(token));
+    }
+    HttpResponse<String> stranger =
+        AuthProbe.post(
+            registry,
+            "Bearer " + KEYCLOAK.clientToken("stranger", "stranger-secret"),
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+                + "\"call_tool\",\"arguments\":{\"name\":\"helper/send_message\"}}}");
+    assertThat(stranger.statusCode()).isEqualTo(401);
+    assertThat(stranger.headers().firstValue("WWW-Authenticate").orElseThrow())
+        .contains("error=\"invalid_token\"");
+  }
+
+  private static McpSchema.CallToolResult callThrough(McpSyncClient client, String tool) {
+    return client.callTool(
+        new McpSchema.CallToolRequest(
+            "call_tool",
+            Map.of("name", tool, "arguments", Map.of("message", "through the registry"))));
   }
 
   @Test

@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.SecretValue;
+import ca.helu.pallas.api.SecretVariables;
 import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.config.Secrets;
@@ -29,14 +31,21 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The registry's MCP endpoint follows the fleet (issue 20 §1): agents removed from the manifest
- * leave its index and resources, added ones join; and it asks for the fleet's tokens, passing the
- * caller's on (docs/runtime.md, "The registry's MCP endpoint").
+ * leave its index and resources, added ones join; it asks for the fleet's tokens, passing the
+ * caller's on, and sends a server's headers from their Secret (docs/runtime.md, "The registry's MCP
+ * endpoint").
  */
 class RegistryFollowsIT {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A registry as the `registry` command runs it: its own process part, beside the agents. */
   private static RegistryServer registry(RunningFleet fleet, PallasDeploymentSpec spec) {
+    return registry(fleet, spec, Map.of());
+  }
+
+  /** The same, its secrets read from the environment {@code env}, as the pod's. */
+  private static RegistryServer registry(
+      RunningFleet fleet, PallasDeploymentSpec spec, Map<String, String> env) {
     return new RegistryServer(
             new RegistryServer.Options(
                 "127.0.0.1",
@@ -45,7 +54,7 @@ class RegistryFollowsIT {
                 a -> fleet.mcpUrl(a.name()),
                 "http://127.0.0.1/mcp",
                 null,
-                new McpToolServers(new Secrets(new Environment(Map.of())), Duration.ofMinutes(1)),
+                new McpToolServers(new Secrets(new Environment(env)), Duration.ofMinutes(1)),
                 List.of(),
                 Duration.ofSeconds(3),
                 Duration.ofMillis(500),
@@ -215,6 +224,63 @@ class RegistryFollowsIT {
       assertThat(hits(daedalus, "echo text")).contains("tools/echo");
       String health = McpClients.resourceText(daedalus, "pallas://agents/guarded/health");
       assertThat(JSON.readTree(health).path("status").asText()).as(health).isEqualTo("ok");
+    }
+  }
+
+  /**
+   * A server whose header comes from a Secret (docs/runtime.md, "The registry's MCP endpoint"):
+   * call_tool sends it as the agents do, read from the variable the operator fills from the Secret
+   * key (SecretVariables); a registry whose environment lacks it is refused by the server, and its
+   * call_tool says so without the value.
+   */
+  @Test
+  void callToolSendsAServersHeaderFromItsSecret() throws Exception {
+    String key = "vault-key-7f3a";
+    Map<String, String> env =
+        Map.of(
+            SecretVariables.nameFor(new SecretValue.SecretKeyRef("vault", "api-key")),
+            "Bearer " + key);
+    try (TestMcpServer vault = TestMcpServer.requiring("Authorization", "Bearer " + key);
+        RunningFleet fleet =
+            RunningFleet.start(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: vaulted}
+                spec:
+                  registry: {port: ${port:registry}}
+                  defaultModel: passthrough
+                  mcpServers:
+                    - name: vault
+                      url: "%s"
+                      headers:
+                        - {name: Authorization, valueFrom: {secretKeyRef: {name: vault, key: api-key}}}
+                  agents: [{name: keeper, port: ${port:keeper}, servers: [vault]}]
+                """
+                    .formatted(vault.url()),
+                env)) {
+      PallasDeploymentSpec spec = fleet.deployment().getSpec();
+      try (RegistryServer registry = registry(fleet, spec, env);
+          McpSyncClient client =
+              McpClients.connect("http://127.0.0.1:" + registry.port() + "/mcp")) {
+        assertThat(hits(client, "echo text")).contains("vault/echo");
+        McpSchema.CallToolResult whoami =
+            client.callTool(
+                new McpSchema.CallToolRequest("call_tool", Map.of("name", "vault/whoami")));
+        assertThat(whoami.isError()).as(McpClients.text(whoami)).isFalse();
+        assertThat(McpClients.text(whoami)).isEqualTo("Bearer " + key);
+      }
+      try (RegistryServer without = registry(fleet, spec);
+          McpSyncClient client =
+              McpClients.connect("http://127.0.0.1:" + without.port() + "/mcp")) {
+        assertThat(hits(client, "echo text")).contains("vault/echo");
+        McpSchema.CallToolResult refused =
+            client.callTool(
+                new McpSchema.CallToolRequest("call_tool", Map.of("name", "vault/whoami")));
+        assertThat(refused.isError()).isTrue();
+        assertThat(McpClients.text(refused))
+            .isEqualTo("vault/whoami got no answer: cannot connect: answered HTTP 401");
+      }
     }
   }
 }

@@ -10,6 +10,13 @@ import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTrans
 import io.modelcontextprotocol.spec.McpSchema;
 import io.undertow.server.HttpHandler;
 import io.undertow.util.SameThreadExecutor;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -24,7 +31,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (\"met\" when two calls overlap), {@code whoami} (the Authorization header of that very call, or
  * "none"), {@code sleep {ms}}, {@code fail}. Or, in {@link Mode#HANG} and {@link Mode#GARBAGE}, a
  * server that accepts connections and never answers, or answers with something that is not
- * JSON-RPC.
+ * JSON-RPC. {@link #requiring} starts one that refuses requests without a given header.
  */
 public final class TestMcpServer implements AutoCloseable {
   /** How the server behaves. */
@@ -47,6 +54,14 @@ public final class TestMcpServer implements AutoCloseable {
   private final CyclicBarrier rendezvous = new CyclicBarrier(2);
 
   private TestMcpServer(Mode mode, int port) {
+    this(mode, port, null, null);
+  }
+
+  /**
+   * @param header with {@code value}: a header every request must carry, else it is refused with
+   *     401 (null: none)
+   */
+  private TestMcpServer(Mode mode, int port, String header, String value) {
     if (mode == Mode.MCP) {
       var json = McpJsonDefaults.getMapper();
       HttpServletStreamableServerTransportProvider transport =
@@ -117,7 +132,11 @@ public final class TestMcpServer implements AutoCloseable {
                               .isError(true)
                               .build()))
               .build();
-      host = HttpHost.builder("127.0.0.1", port).servlet("/mcp", transport).build().start();
+      host =
+          HttpHost.builder("127.0.0.1", port)
+              .servlet("/mcp", header == null ? transport : requiring(transport, header, value))
+              .build()
+              .start();
     } else {
       server = null;
       HttpHandler handler =
@@ -143,6 +162,27 @@ public final class TestMcpServer implements AutoCloseable {
 
   public static TestMcpServer start(Mode mode, int port) {
     return new TestMcpServer(mode, port);
+  }
+
+  /** A server that refuses (401) every request without {@code header: value}. */
+  public static TestMcpServer requiring(String header, String value) {
+    return new TestMcpServer(Mode.MCP, 0, header, value);
+  }
+
+  private static HttpServlet requiring(HttpServlet transport, String header, String value) {
+    return new HttpServlet() {
+      @Override
+      protected void service(HttpServletRequest request, HttpServletResponse response)
+          throws ServletException, IOException {
+        if (!value.equals(request.getHeader(header))) {
+          response.setStatus(401);
+          response.setContentType("application/json");
+          response.getWriter().write("{\"error\":\"this server needs the header " + header + "\"}");
+          return;
+        }
+        transport.service((ServletRequest) request, (ServletResponse) response);
+      }
+    };
   }
 
   private interface Handler {

@@ -2,15 +2,31 @@ package ca.helu.pallas.api.validation;
 
 import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.AutoscalingSpec;
+import ca.helu.pallas.api.PallasNames;
 import java.util.List;
 import java.util.function.Function;
 
-/** The rules of one agent: it names no one as itself, and scales by replicas or an autoscaler. */
+/**
+ * The rules of one agent: its name is not the registry's, it names no one as itself, and it scales
+ * by replicas or an autoscaler.
+ */
 final class AgentRules {
   private AgentRules() {}
 
   static final List<Rule> RULES =
       List.of(
+          Rule.on(AgentSpec.class)
+              .cel("self.name.replace('_', '-') != '" + PallasNames.COMPONENT_REGISTRY + "'")
+              .message(
+                  "an agent cannot be named '"
+                      + PallasNames.COMPONENT_REGISTRY
+                      + "' (its Deployment and Service would be the fleet registry's)")
+              .fieldPath(".name")
+              .example(
+                  "{defaultModel: passthrough, agents: [{name: registry}]}", "spec.agents[0].name")
+              .holds(a ->
+                  a.name() == null
+                      || !PallasNames.dnsName(a.name()).equals(PallasNames.COMPONENT_REGISTRY)),
           Rule.on(AgentSpec.class)
               .cel("!has(self.servers) || !(self.name in self.servers)")
               .message("an agent cannot name itself in servers")

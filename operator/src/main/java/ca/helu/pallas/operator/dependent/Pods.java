@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
@@ -281,19 +280,17 @@ final class Pods {
     return mounts;
   }
 
-  /** The variables naming where the static tokens and the identity are mounted, when they are. */
+  /**
+   * The registry container's environment: what FleetRenderer gives its pod (its servers' header
+   * keys, the static tokens' directory) and, with {@code spec.auth}, where its identity is, which
+   * it presents to the agents it follows (docs/runtime.md, "Agents calling agents").
+   */
   static List<EnvVar> registryEnv(RenderedFleet fleet) {
-    List<EnvVar> env = new ArrayList<>();
-    staticTokens(fleet)
-        .ifPresent(secret ->
-            env.add(
-                new EnvVarBuilder()
-                    .withName("PALLAS_STATIC_TOKENS_DIR")
-                    .withValue(PallasNames.STATIC_TOKENS_DIR)
-                    .build()));
-    if (fleet.primary().getSpec().auth() != null) {
-      env.add(new EnvVar(IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    if (fleet.primary().getSpec().auth() == null) {
+      return fleet.registry().env();
     }
+    List<EnvVar> env = new ArrayList<>(fleet.registry().env());
+    env.add(new EnvVar(IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
     return env;
   }
 

@@ -15,7 +15,9 @@ import java.util.List;
 /**
  * Deployment {@code X-registry} running {@code registry --config-map X-config}: it follows the
  * ConfigMap through the API under its own ServiceAccount, so a spec change shows in server.json
- * within seconds and without a restart (docs/operator.md).
+ * within seconds and without a restart (docs/operator.md). What it reads once at start (the
+ * headers' Secret keys of the servers its call_tool calls, the static tokens, {@code spec.auth})
+ * rolls it through the hash on its pod template.
  */
 @KubernetesDependent(informer = @Informer(labelSelector = Selectors.REGISTRY))
 public class RegistryDeploymentDependentResource
@@ -55,6 +57,7 @@ public class RegistryDeploymentDependentResource
             .withNewTemplate()
             .withNewMetadata()
             .withLabels(PallasNames.registryLabels(fleet.name()))
+            .addToAnnotations(PallasNames.CONFIG_HASH_ANNOTATION, fleet.registry().configHash())
             .endMetadata()
             .withNewSpec()
             .withServiceAccountName(name)

@@ -18,8 +18,6 @@ import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import io.fabric8.kubernetes.api.model.EnvVar;
-import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -29,14 +27,15 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 
 /**
  * Renders a valid PallasDeployment for the cluster (a pure function of the resource and the digests
  * of the Secrets it references). Inline secret values move to the owned Secret {@code X-inline} and
  * the manifest refers to them by {@code secretKeyRef}, so the ConfigMap holds no secret; each
- * {@code secretKeyRef} reaches its agents as the variable {@link SecretVariables} names.
+ * {@code secretKeyRef} reaches the pods that use it (its agents', and the registry's for a header
+ * of a server an agent calls) as the variable {@link SecretVariables} names.
  */
 public final class FleetRenderer {
   private static final ObjectMapper CANONICAL =
@@ -79,48 +78,50 @@ public final class FleetRenderer {
 
     List<String> missing = new ArrayList<>();
     StoreSpec store = storeOf(spec, digests, defaultStore);
-    String inlineSecret = PallasNames.inlineSecret(name);
+    PodSecrets.Source secrets =
+        new PodSecrets.Source(PallasNames.inlineSecret(name), inline, digests, missing);
     AgentGraph graph = AgentGraph.of(rendered);
     Map<String, AgentPod> agents = new LinkedHashMap<>();
     for (AgentSpec agent : rendered.effectiveAgents()) {
-      List<SecretRef> refs = secretsOf(rendered, agent);
-      Map<String, EnvVar> env = new TreeMap<>();
-      Map<String, String> secretDigests = new TreeMap<>();
-      for (SecretRef r : refs) {
-        SecretKeyRef ref = r.ref();
-        String variable = SecretVariables.nameFor(ref);
-        env.put(variable, fromSecret(variable, ref));
-        Optional<String> digest =
-            ref.name().equals(inlineSecret)
-                ? Optional.ofNullable(inline.get(ref.key())).map(FleetRenderer::sha256)
-                : digestOf(ref, r.field(), digests, missing);
-        digest.ifPresent(d -> secretDigests.put(variable, d));
-      }
+      PodSecrets pod = new PodSecrets(secrets);
+      pod.keys(secretsOf(rendered, v -> v.usedBy().test(agent)));
       if (store != null) {
         storeVariables(
             store,
             rendered.store() != null ? "spec.store.secretName" : "the operator's default store",
-            digests,
-            env,
-            secretDigests,
-            missing);
+            pod);
       }
-      if (rendered.auth() != null && rendered.auth().staticTokens() != null) {
-        staticTokens(rendered.auth().staticTokens(), digests, env, secretDigests, missing);
-      }
+      staticTokens(rendered, pod);
       int port = rendered.portOf(agent);
-      Map<String, Object> view = agentView(rendered, agent, manifest, secretDigests);
+      Map<String, Object> view = agentView(rendered, agent, manifest, pod.digests());
       agents.put(
           agent.name(),
           new AgentPod(
-              agent,
-              port,
-              List.copyOf(env.values()),
-              sha256(canonical(view)),
-              graph.dependencies(agent.name())));
+              agent, port, pod.env(), sha256(canonical(view)), graph.dependencies(agent.name())));
     }
     return new RenderedFleet(
-        primary, yaml, Map.copyOf(inline), agents, missing.stream().distinct().toList());
+        primary,
+        yaml,
+        Map.copyOf(inline),
+        agents,
+        registry(rendered, secrets),
+        missing.stream().distinct().toList());
+  }
+
+  /**
+   * The registry's pod (docs/operator.md, "The registry follows the spec in well under a second"):
+   * the header keys of the servers its call_tool may call, by {@code secretKeyRef} as the agents
+   * get them, and the static tokens its /mcp asks for. It follows the manifest live, but reads
+   * these and {@code spec.auth} once at start: their change rolls it.
+   */
+  private static RegistryPod registry(PallasDeploymentSpec spec, PodSecrets.Source secrets) {
+    PodSecrets pod = new PodSecrets(secrets);
+    pod.keys(secretsOf(spec, SecretFields.Value::usedByRegistry));
+    staticTokens(spec, pod);
+    Map<String, Object> view = new LinkedHashMap<>();
+    view.put("auth", spec.auth());
+    view.put("secrets", pod.digests());
+    return new RegistryPod(pod.env(), sha256(canonical(view)));
   }
 
   /**
@@ -140,75 +141,28 @@ public final class FleetRenderer {
    * secretKeyRef}, never by value (docs/operator.md, "The conversation store"); their digests roll
    * the pods when the Secret changes, since a pod reads its environment once.
    */
-  private static void storeVariables(
-      StoreSpec store,
-      String field,
-      SecretDigests digests,
-      Map<String, EnvVar> env,
-      Map<String, String> secretDigests,
-      List<String> missing) {
-    StoreSpec.VARIABLES_BY_KEY.forEach((key, variable) -> {
-      SecretKeyRef ref = new SecretKeyRef(store.secretName(), key);
-      env.put(variable, fromSecret(variable, ref));
-      digestOf(ref, field, digests, missing).ifPresent(d -> secretDigests.put(variable, d));
-    });
+  private static void storeVariables(StoreSpec store, String field, PodSecrets pod) {
+    StoreSpec.VARIABLES_BY_KEY.forEach(
+        (key, variable) -> pod.key(variable, new SecretKeyRef(store.secretName(), key), field));
   }
 
   /**
-   * Static tokens: the Secret is mounted in the agent's pod (AgentDeploymentsDependentResource),
-   * its directory named by PALLAS_STATIC_TOKENS_DIR; the digest of every key rolls the pods when a
-   * token changes, since the runtime reads them once at start (docs/runtime.md, "Inbound
-   * authentication").
+   * Static tokens: the Secret is mounted in the pod (AgentDeploymentsDependentResource,
+   * RegistryDeploymentDependentResource), its directory named by PALLAS_STATIC_TOKENS_DIR; the
+   * digest of every key rolls the pods when a token changes, since the runtime reads them once at
+   * start (docs/runtime.md, "Inbound authentication").
    */
-  private static void staticTokens(
-      StaticTokensSpec tokens,
-      SecretDigests digests,
-      Map<String, EnvVar> env,
-      Map<String, String> secretDigests,
-      List<String> missing) {
-    env.put(
-        STATIC_TOKENS_VARIABLE,
-        new EnvVarBuilder()
-            .withName(STATIC_TOKENS_VARIABLE)
-            .withValue(PallasNames.STATIC_TOKENS_DIR)
-            .build());
-    String field = "spec.auth.staticTokens.secretName";
-    Optional<Map<String, String>> keys = digests.of(tokens.secretName());
-    if (keys.isEmpty()) {
-      missing.add(field + ": Secret '" + tokens.secretName() + "' does not exist");
-    } else if (keys.get().isEmpty()) {
-      missing.add(field + ": Secret '" + tokens.secretName() + "' holds no token");
-    } else {
-      keys.get().forEach((caller, digest) -> secretDigests.put("static-token " + caller, digest));
+  private static void staticTokens(PallasDeploymentSpec spec, PodSecrets pod) {
+    if (spec.auth() == null || spec.auth().staticTokens() == null) {
+      return;
     }
+    StaticTokensSpec tokens = spec.auth().staticTokens();
+    pod.value(STATIC_TOKENS_VARIABLE, PallasNames.STATIC_TOKENS_DIR);
+    pod.tokens(tokens.secretName(), "spec.auth.staticTokens.secretName");
   }
 
   /** The runtime's variable naming the static tokens' directory (docs/configuration.md). */
   static final String STATIC_TOKENS_VARIABLE = "PALLAS_STATIC_TOKENS_DIR";
-
-  private static EnvVar fromSecret(String variable, SecretKeyRef ref) {
-    return new EnvVarBuilder()
-        .withName(variable)
-        .withNewValueFrom()
-        .withNewSecretKeyRef(ref.key(), ref.name(), false)
-        .endValueFrom()
-        .build();
-  }
-
-  private static Optional<String> digestOf(
-      SecretKeyRef ref, String field, SecretDigests digests, List<String> missing) {
-    Optional<Map<String, String>> keys = digests.of(ref.name());
-    if (keys.isEmpty()) {
-      missing.add(field + ": Secret '" + ref.name() + "' does not exist");
-      return Optional.empty();
-    }
-    String digest = keys.get().get(ref.key());
-    if (digest == null) {
-      missing.add(field + ": Secret '" + ref.name() + "' has no key '" + ref.key() + "'");
-      return Optional.empty();
-    }
-    return Optional.of(digest);
-  }
 
   /**
    * Everything an agent's pod reads from the manifest (its own entry, its model's provider, its
@@ -268,10 +222,11 @@ public final class FleetRenderer {
     return Provider.ofModel(spec.modelOf(agent)).map(p -> p.of(spec)).orElse(null);
   }
 
-  /** The Secret keys an agent's pod needs: its model's provider key, its servers' headers... */
-  private static List<SecretRef> secretsOf(PallasDeploymentSpec spec, AgentSpec agent) {
+  /** The Secret keys a pod needs: its model's provider key, its servers' headers... */
+  private static List<SecretRef> secretsOf(
+      PallasDeploymentSpec spec, Predicate<SecretFields.Value> needed) {
     return SecretFields.values(spec).stream()
-        .filter(v -> v.value().secretKeyRef() != null && v.usedBy().test(agent))
+        .filter(v -> v.value().secretKeyRef() != null && needed.test(v))
         .map(v -> new SecretRef(v.value().secretKeyRef(), v.field()))
         .toList();
   }

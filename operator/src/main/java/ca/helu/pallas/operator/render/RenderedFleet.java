@@ -14,6 +14,7 @@ import java.util.Map;
  * @param manifestYaml the rendered manifest for ConfigMap {@code X-config}
  * @param inlineSecretData inline secret values by key, for Secret {@code X-inline}
  * @param agents each agent's pod inputs, in manifest order
+ * @param registry the registry pod's inputs
  * @param missingSecrets Secrets or keys that do not exist, each naming the field that uses it
  */
 public record RenderedFleet(
@@ -21,6 +22,7 @@ public record RenderedFleet(
     String manifestYaml,
     Map<String, String> inlineSecretData,
     Map<String, AgentPod> agents,
+    RegistryPod registry,
     List<String> missingSecrets) {
 
   public String name() {

@@ -417,14 +417,97 @@ class DesiredTest {
           assertThat(e.getName()).isEqualTo("PALLAS_STATIC_TOKENS_DIR");
           assertThat(e.getValue()).isEqualTo(PallasNames.STATIC_TOKENS_DIR);
         });
-    // without auth: neither
+    // without auth: neither (its one variable is the header of the server coord calls)
     var open =
         RegistryDeploymentDependentResource.desired(FLEET, CONFIG)
             .getSpec()
             .getTemplate()
             .getSpec();
     assertThat(open.getVolumes()).noneMatch(v -> v.getSecret() != null);
-    assertThat(open.getContainers().get(0).getEnv()).isEmpty();
+    assertThat(open.getContainers().get(0).getEnv())
+        .extracting(e -> e.getName())
+        .containsExactly("PALLAS_SECRET_fleet_hinline__mcpServers_dtools_dheaders_d0");
+  }
+
+  private static final String CALLING =
+      """
+      apiVersion: pallas.helu.ca/v1alpha1
+      kind: PallasDeployment
+      metadata: {name: fleet, namespace: ai, uid: u-1}
+      spec:
+        providers: {openai: {apiKey: {secretKeyRef: {name: llm, key: openai}}}}
+        auth: {staticTokens: {secretName: callers}}
+        mcpServers:
+          - name: argos
+            url: http://argos/mcp
+            headers: [{name: Authorization, valueFrom: {secretKeyRef: {name: argos, key: token}}}]
+          - name: idle
+            url: http://idle/mcp
+            headers: [{name: X-Key, valueFrom: {secretKeyRef: {name: idle, key: key}}}]
+        agents: [{name: a, model: openai.m, servers: [argos], instruction: one}]
+      """;
+
+  private static final Map<String, Map<String, String>> CALLING_DIGESTS =
+      Map.of(
+          "llm", Map.of("openai", "d-llm"),
+          "callers", Map.of("daedalus", "d-daedalus"),
+          "argos", Map.of("token", "d-argos"),
+          "idle", Map.of("key", "d-idle"));
+
+  private static RenderedFleet calling(String yaml, Map<String, Map<String, String>> digests) {
+    return FleetRenderer.render(
+        ManifestParser.parse(yaml, "t"), name -> Optional.ofNullable(digests.get(name)));
+  }
+
+  private static Map<String, Map<String, String>> rotated(String secret, String key) {
+    Map<String, Map<String, String>> digests = new java.util.HashMap<>(CALLING_DIGESTS);
+    digests.put(secret, Map.of(key, "rotated"));
+    return digests;
+  }
+
+  /**
+   * The registry's call_tool calls the servers the agents call, with the same headers
+   * (docs/operator.md, "The registry follows the spec in well under a second"): it gets exactly
+   * their Secret keys, by secretKeyRef as the agents do, and no provider key nor the key of a
+   * server no agent calls. What it reads once at start rolls it: those keys, a static token,
+   * spec.auth; nothing else it follows live does.
+   */
+  @Test
+  void theRegistryGetsTheHeaderKeysOfTheServersItMayCallAndRollsWhenTheyChange() {
+    RenderedFleet fleet = calling(CALLING, CALLING_DIGESTS);
+    Deployment d = RegistryDeploymentDependentResource.desired(fleet, CONFIG);
+    Container registry = d.getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(registry.getEnv())
+        .extracting(e -> e.getName())
+        .containsExactlyInAnyOrder("PALLAS_SECRET_argos__token", "PALLAS_STATIC_TOKENS_DIR");
+    var header =
+        registry.getEnv().stream()
+            .filter(e -> e.getName().equals("PALLAS_SECRET_argos__token"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(header.getValue()).isNull();
+    assertThat(header.getValueFrom().getSecretKeyRef().getName()).isEqualTo("argos");
+    assertThat(header.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("token");
+    String hash = fleet.registry().configHash();
+    assertThat(d.getSpec().getTemplate().getMetadata().getAnnotations())
+        .containsEntry(PallasNames.CONFIG_HASH_ANNOTATION, hash);
+
+    assertThat(calling(CALLING, rotated("argos", "token")).registry().configHash())
+        .isNotEqualTo(hash);
+    assertThat(calling(CALLING, rotated("callers", "daedalus")).registry().configHash())
+        .isNotEqualTo(hash);
+    assertThat(
+            calling(CALLING.replace("auth: {", "auth: {openHealth: false, "), CALLING_DIGESTS)
+                .registry()
+                .configHash())
+        .isNotEqualTo(hash);
+    assertThat(calling(CALLING, rotated("llm", "openai")).registry().configHash()).isEqualTo(hash);
+    assertThat(calling(CALLING, rotated("idle", "key")).registry().configHash()).isEqualTo(hash);
+    assertThat(
+            calling(CALLING.replace("instruction: one", "instruction: two"), CALLING_DIGESTS)
+                .registry()
+                .configHash())
+        .isEqualTo(hash);
   }
 
   @Test

@@ -20,9 +20,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The operator's side of inbound authentication (docs/operator.md, "Pods"; issue 18 §1): a fleet
  * with static tokens gets its Secret mounted in every agent pod, named by PALLAS_STATIC_TOKENS_DIR,
- * never copied; a missing Secret is SecretMissing; a changed token rolls the agents. Every fleet
- * says in CallersAuthenticated whether its agents ask for a token, and one without says so in a
- * Warning event.
+ * never copied; a missing Secret is SecretMissing; a changed token rolls the agents and the
+ * registry. Every fleet says in CallersAuthenticated whether its agents ask for a token, and one
+ * without says so in a Warning event.
  */
 class InboundAuthIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
@@ -81,9 +81,14 @@ class InboundAuthIT {
         .doesNotContain(TOKEN);
     assertThat(K8S.configMaps().inNamespace(ns).list().getItems().toString()).doesNotContain(TOKEN);
 
-    // the runtime reads its tokens once: a new caller rolls the agent
+    // the runtime reads its tokens once: a new caller rolls the agent, and the registry, whose
+    // /mcp asks for the same tokens
     String hash = Fixtures.configHash(d, "a");
+    String registryHash = Fixtures.registryHash(d);
     Fixtures.secret(ns, "callers", Map.of("daedalus", TOKEN, "ops", "tok-ops-77"));
     await().atMost(Duration.ofSeconds(30)).until(() -> !Fixtures.configHash(d, "a").equals(hash));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> !Fixtures.registryHash(d).equals(registryHash));
   }
 }

@@ -12,6 +12,7 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.TestOperator;
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.TestMcpServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -39,7 +40,8 @@ import org.junit.jupiter.api.io.TempDir;
  * ConfigMap and Secrets, run as local processes of the runtime jar with exactly those arguments,
  * environment and files (paths under a temp dir, Service names resolved to 127.0.0.1 by a hosts
  * file), the registry under its own ServiceAccount's token. Agents answer /readyz and get_health,
- * the registry lists every agent at the URL the status reports and follows a spec change.
+ * the registry lists every agent at the URL the status reports, calls a server with its header from
+ * a Secret, and follows a spec change.
  */
 class RenderedPodsIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
@@ -47,9 +49,14 @@ class RenderedPodsIT {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final List<LocalPod> PODS = new ArrayList<>();
 
+  private static TestMcpServer vault;
+
   @AfterAll
   static void stop() {
     PODS.forEach(LocalPod::close);
+    if (vault != null) {
+      vault.close();
+    }
   }
 
   @Test
@@ -57,16 +64,23 @@ class RenderedPodsIT {
     TestOperator.shared();
     String ns = KubeCluster.shared().namespace("boot");
     int[] ports = LocalPod.freePorts(3);
+    String vaultToken = "Bearer tok-vault-91c4";
+    vault = TestMcpServer.requiring("Authorization", vaultToken);
+    Fixtures.secret(ns, "vault", Map.of("token", vaultToken));
     String spec =
         """
           registry: {port: %d, namespace: ca.helu.boot}
           defaultModel: passthrough
           providers: {anthropic: {apiKey: {value: inline-key}}}
+          mcpServers:
+            - name: vault
+              url: "%s"
+              headers: [{name: Authorization, valueFrom: {secretKeyRef: {name: vault, key: token}}}]
           agents:
-            - {name: helper, port: %d, description: Echoes}
+            - {name: helper, port: %d, description: Echoes, servers: [vault]}
             - {name: coordinator, port: %d, servers: [helper], instanceScope: connection}
         """
-            .formatted(ports[0], ports[1], ports[2]);
+            .formatted(ports[0], vault.url(), ports[1], ports[2]);
     PallasDeployment d = Fixtures.create("boot", ns, spec);
     awaitAndMarkAvailable(d, "helper");
     awaitAndMarkAvailable(d, "coordinator");
@@ -136,6 +150,29 @@ class RenderedPodsIT {
                   + (agent.name().equals("helper") ? ports[1] : ports[2])
                   + "/mcp");
     }
+
+    // the registry's call_tool sends a server's header from its Secret, which the operator gave
+    // its pod by reference as it gave the helper's (docs/operator.md, "The registry follows the
+    // spec in well under a second")
+    try (McpSyncClient client = mcp("http://127.0.0.1:" + ports[0] + "/mcp")) {
+      McpSchema.CallToolResult whoami =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () ->
+                      client.callTool(
+                          new McpSchema.CallToolRequest(
+                              "call_tool", Map.of("name", "vault/whoami"))),
+                  r -> !Boolean.TRUE.equals(r.isError()));
+      assertThat(((McpSchema.TextContent) whoami.content().get(0)).text()).isEqualTo(vaultToken);
+    }
+    assertThat(registry.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv())
+        .anySatisfy(
+            e -> assertThat(e.getValueFrom().getSecretKeyRef().getName()).isEqualTo("vault"));
+    assertThat(K8S.apps().deployments().inNamespace(ns).list().getItems().toString())
+        .doesNotContain("tok-vault-91c4");
+    assertThat(K8S.configMaps().inNamespace(ns).list().getItems().toString())
+        .doesNotContain("tok-vault-91c4");
 
     // a spec change reaches server.json within 5 s, without a restart
     long changed = System.nanoTime();

@@ -12,6 +12,7 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -19,12 +20,17 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * A change rolls exactly the pods that read it: one agent's spec, a rotated Secret key, and not a
- * replica count (which scales without a new pod template).
+ * A change rolls exactly the pods that read it: one agent's spec, a rotated Secret key (the
+ * registry's too when its call_tool sends it), and not a replica count (which scales without a new
+ * pod template).
  */
 class RolloutIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
   private static final List<String> AGENTS = List.of("a", "b", "c");
+
+  /** The registry's place among the hashes: it reads the header keys of b's server too. */
+  private static final String REGISTRY = "registry";
+
   private static final String SPEC =
       """
         defaultModel: passthrough
@@ -49,18 +55,20 @@ class RolloutIT {
     Fixtures.secret(ns, "tools", Map.of("token", "t1"));
     PallasDeployment d = Fixtures.create("fleet", ns, SPEC);
     AGENTS.forEach(agent -> awaitAndMarkAvailable(d, agent));
+    Fixtures.awaitRegistryAndMarkAvailable(d);
     Map<String, String> hashes = hashes(d);
     assertThat(hashes.values()).doesNotContainNull().doesNotHaveDuplicates();
 
-    // one agent's instruction: only b rolls
+    // one agent's instruction: only b rolls (the registry follows the spec without a restart)
     Fixtures.replaceSpec(d, SPEC.replace("instruction: two", "instruction: 2"));
     hashes = awaitOnlyChanged(d, hashes, "b");
 
     // a rotated key: only the agent whose provider uses it rolls
     Fixtures.secret(ns, "llm", Map.of("openai", "k1-rotated", "anthropic", "k2"));
     hashes = awaitOnlyChanged(d, hashes, "a");
+    // a server's header: the agent calling it, and the registry, whose call_tool calls it too
     Fixtures.secret(ns, "tools", Map.of("token", "t2"));
-    hashes = awaitOnlyChanged(d, hashes, "b");
+    hashes = awaitOnlyChanged(d, hashes, "b", REGISTRY);
 
     // scaling is not a rollout
     String scaled =
@@ -73,21 +81,29 @@ class RolloutIT {
   }
 
   private static Map<String, String> awaitOnlyChanged(
-      PallasDeployment d, Map<String, String> before, String agent) {
+      PallasDeployment d, Map<String, String> before, String... rolled) {
+    List<String> changed = List.of(rolled);
     Map<String, String> after =
         await()
             .atMost(Duration.ofSeconds(30))
-            .until(() -> hashes(d), now -> !now.get(agent).equals(before.get(agent)));
-    for (String other : AGENTS) {
-      if (!other.equals(agent)) {
+            .until(
+                () -> hashes(d),
+                now -> changed.stream().noneMatch(p -> now.get(p).equals(before.get(p))));
+    for (String other : before.keySet()) {
+      if (!changed.contains(other)) {
         assertThat(after.get(other)).as("%s must not roll", other).isEqualTo(before.get(other));
       }
     }
     return after;
   }
 
+  /** Each agent's pod template hash, and the registry's. */
   private static Map<String, String> hashes(PallasDeployment d) {
-    return AGENTS.stream()
-        .collect(Collectors.toMap(Function.identity(), agent -> configHash(d, agent)));
+    Map<String, String> hashes =
+        new HashMap<>(
+            AGENTS.stream()
+                .collect(Collectors.toMap(Function.identity(), agent -> configHash(d, agent))));
+    hashes.put(REGISTRY, Fixtures.registryHash(d));
+    return hashes;
   }
 }

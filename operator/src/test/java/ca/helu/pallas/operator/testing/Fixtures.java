@@ -117,19 +117,18 @@ public final class Fixtures {
     return dep;
   }
 
+  public static Deployment registryDeployment(PallasDeployment d) {
+    return k8s()
+        .apps()
+        .deployments()
+        .inNamespace(d.getMetadata().getNamespace())
+        .withName(PallasNames.registryObject(d.name()))
+        .get();
+  }
+
   public static Deployment awaitRegistryAndMarkAvailable(PallasDeployment d) {
     Deployment dep =
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .until(
-                () ->
-                    k8s()
-                        .apps()
-                        .deployments()
-                        .inNamespace(d.getMetadata().getNamespace())
-                        .withName(PallasNames.registryObject(d.name()))
-                        .get(),
-                x -> x != null);
+        await().atMost(Duration.ofSeconds(30)).until(() -> registryDeployment(d), x -> x != null);
     KubeCluster.shared().markAvailable(dep);
     return dep;
   }
@@ -178,7 +177,16 @@ public final class Fixtures {
 
   /** The pod template hash of an agent's Deployment. */
   public static String configHash(PallasDeployment d, String agent) {
-    return agentDeployment(d, agent)
+    return configHash(agentDeployment(d, agent));
+  }
+
+  /** The pod template hash of the registry's Deployment. */
+  public static String registryHash(PallasDeployment d) {
+    return configHash(registryDeployment(d));
+  }
+
+  private static String configHash(Deployment deployment) {
+    return deployment
         .getSpec()
         .getTemplate()
         .getMetadata()
