@@ -479,7 +479,9 @@ class DesiredTest {
     Container registry = d.getSpec().getTemplate().getSpec().getContainers().get(0);
     assertThat(registry.getEnv())
         .extracting(e -> e.getName())
-        .containsExactlyInAnyOrder("PALLAS_SECRET_argos__token", "PALLAS_STATIC_TOKENS_DIR");
+        // and, with spec.auth, where its identity is, which it presents to the agents it follows
+        .containsExactlyInAnyOrder(
+            "PALLAS_SECRET_argos__token", "PALLAS_STATIC_TOKENS_DIR", "PALLAS_IDENTITY_DIR");
     var header =
         registry.getEnv().stream()
             .filter(e -> e.getName().equals("PALLAS_SECRET_argos__token"))
