@@ -21,6 +21,7 @@ public record OAuthClientSpec(
         String id,
     @JsonPropertyDescription(
             "The client secret, by secretKeyRef (or env, with serve); never inline. Only the pods"
-                + " of agents with a tokenExchange server get it.")
+                + " of agents with a tokenExchange server get it, and the registry's, whose"
+                + " call_tool exchanges as they do.")
         @Required
         SecretValue secret) {}

@@ -128,7 +128,7 @@ class DesiredTest {
    * With spec.auth (issue 18 §3): each agent runs as a ServiceAccount of its own (or the user's),
    * with projected tokens for the agents it calls, each with that agent's resource identifier as
    * audience, and one for the API server; the operator's ServiceAccount is named to it; the agents'
-   * client secret reaches only the agent that exchanges tokens.
+   * client secret reaches only the agent that exchanges tokens, and the registry.
    */
   @Test
   void withAuthEachAgentHasAnIdentityOfItsOwnAndTokensForTheAgentsItCalls() {
@@ -246,6 +246,12 @@ class DesiredTest {
     assertThat(registry.getContainers().get(0).getEnv())
         .extracting(e -> e.getName() + "=" + e.getValue())
         .contains("PALLAS_IDENTITY_DIR=" + PallasNames.IDENTITY_DIR);
+    // its call_tool exchanges tokens for the tools server as helper does: it has the secret too
+    assertThat(registry.getContainers().get(0).getEnv())
+        .filteredOn(e -> e.getName().startsWith("PALLAS_SECRET_agents"))
+        .singleElement()
+        .satisfies(
+            e -> assertThat(e.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("secret"));
   }
 
   @Test
