@@ -188,11 +188,15 @@ public record PodSettingsSpec(
           PallasNames.LABEL_AGENT);
 
   public static final List<String> RESERVED_VOLUMES =
-      List.of(PallasNames.CONFIG_VOLUME, PallasNames.TMP_VOLUME, PallasNames.TOKENS_VOLUME);
+      List.of(
+          PallasNames.CONFIG_VOLUME,
+          PallasNames.TMP_VOLUME,
+          PallasNames.TOKENS_VOLUME,
+          PallasNames.IDENTITY_VOLUME);
 
   /** The operator's read-only mounts: nothing may be mounted at, inside or above them. */
   public static final List<String> READ_ONLY_MOUNTS =
-      List.of(PallasNames.CONFIG_DIR, PallasNames.STATIC_TOKENS_DIR);
+      List.of(PallasNames.CONFIG_DIR, PallasNames.STATIC_TOKENS_DIR, PallasNames.IDENTITY_DIR);
 
   /** The operator's writable mount: a volume may be mounted inside it, not at or above it. */
   public static final String TMP_MOUNT = PallasNames.TMP_DIR;

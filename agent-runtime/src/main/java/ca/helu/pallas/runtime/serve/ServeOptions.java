@@ -29,6 +29,8 @@ import java.util.List;
  *     (docs/runtime.md, "Conversations and concurrency"; {@code --history-max-chars})
  * @param staticTokens the callers' tokens when the manifest's {@code spec.auth.staticTokens} asks
  *     for them ({@code --static-tokens}, docs/configuration.md), held as digests only; else null
+ * @param podIdentity an agent pod's identity, for the agents of its fleet it calls and those that
+ *     call it (docs/runtime.md, "Agents calling agents"); null outside a pod
  */
 public record ServeOptions(
     String bindAddress,
@@ -41,7 +43,8 @@ public record ServeOptions(
     Integer probePort,
     TurnLimits turns,
     long historyMaxChars,
-    StaticTokens staticTokens) {
+    StaticTokens staticTokens,
+    PodIdentity podIdentity) {
   public ServeOptions {
     if (probePort != null && onlyAgent == null) {
       throw new IllegalArgumentException(
@@ -62,6 +65,7 @@ public record ServeOptions(
         null,
         TurnLimits.DEFAULT,
         Long.MAX_VALUE,
+        null,
         null);
   }
 
@@ -77,7 +81,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
@@ -92,7 +97,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
@@ -107,7 +113,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
@@ -122,7 +129,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withTurns(TurnLimits turnLimits) {
@@ -137,7 +145,8 @@ public record ServeOptions(
         probePort,
         turnLimits,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   /** Each conversation's history holds at most {@code chars} characters. */
@@ -153,7 +162,25 @@ public record ServeOptions(
         probePort,
         turns,
         chars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
+  }
+
+  /** An agent pod with this identity (docs/runtime.md, "Agents calling agents"). */
+  public ServeOptions withPodIdentity(PodIdentity identity) {
+    return new ServeOptions(
+        bindAddress,
+        onlyAgent,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turns,
+        historyMaxChars,
+        staticTokens,
+        identity);
   }
 
   /** Callers authenticate with these static tokens (spec.auth.staticTokens). */
@@ -169,7 +196,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        tokens);
+        tokens,
+        podIdentity);
   }
 
   /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
@@ -185,7 +213,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
@@ -201,6 +230,7 @@ public record ServeOptions(
         port,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 }

@@ -6,6 +6,7 @@ import ca.helu.pallas.operator.OperatorConfig;
 import ca.helu.pallas.operator.render.AgentPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import ca.helu.pallas.operator.render.StartGate;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -18,6 +19,7 @@ import io.javaoperatorsdk.operator.processing.dependent.KubernetesBulkDependentR
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependent;
 import io.javaoperatorsdk.operator.processing.dependent.kubernetes.KubernetesDependentResource;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -129,6 +131,26 @@ public class AgentDeploymentsDependentResource
         Integer.toString(PallasNames.probePort(port)));
   }
 
+  /**
+   * The agent container's environment: its Secret keys, and with {@code spec.auth} where its
+   * identity is and which ServiceAccount the operator is (docs/runtime.md, "Agents calling
+   * agents").
+   */
+  static List<EnvVar> env(RenderedFleet fleet, AgentPod pod, OperatorConfig config) {
+    if (fleet.primary().getSpec().auth() == null) {
+      return pod.env();
+    }
+    List<EnvVar> env = new ArrayList<>(pod.env());
+    env.add(new EnvVar(Pods.IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    if (config.operatorAccount() != null) {
+      env.add(new EnvVar(OPERATOR_SUBJECT_VARIABLE, config.operatorAccount().subject(), null));
+    }
+    return env;
+  }
+
+  /** The runtime's variable naming the operator's ServiceAccount (serve.PodIdentity). */
+  static final String OPERATOR_SUBJECT_VARIABLE = "PALLAS_OPERATOR_SUBJECT";
+
   static Deployment desired(RenderedFleet fleet, AgentPod pod, OperatorConfig config) {
     String agent = pod.agent().name();
     String name = PallasNames.agentObject(fleet.name(), agent);
@@ -162,6 +184,10 @@ public class AgentDeploymentsDependentResource
             .endMetadata()
             .withNewSpec()
             .withAutomountServiceAccountToken(false)
+            .withServiceAccountName(
+                fleet.primary().getSpec().auth() == null
+                    ? null
+                    : PallasNames.serviceAccountOf(fleet.primary(), pod.agent()))
             .withEnableServiceLinks(false)
             .withTerminationGracePeriodSeconds(
                 (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
@@ -175,7 +201,7 @@ public class AgentDeploymentsDependentResource
             .withImagePullPolicy(config.imagePullPolicy())
             .withArgs(args(agent, pod.port(), config))
             .withPorts(Pods.agentPorts(pod.port()))
-            .withEnv(pod.env())
+            .withEnv(env(fleet, pod, config))
             .withResources(Pods.resources(pod.agent().resources()))
             .withReadinessProbe(Pods.readiness(PallasNames.PROBE_PORT_NAME))
             .withLivenessProbe(Pods.liveness(PallasNames.PROBE_PORT_NAME))
@@ -191,7 +217,7 @@ public class AgentDeploymentsDependentResource
             .withSecurityContext(Pods.containerSecurity())
             .withVolumeMounts(Pods.agentMounts(fleet))
             .endContainer()
-            .withVolumes(Pods.agentVolumes(fleet))
+            .withVolumes(Pods.agentVolumes(fleet, pod.agent()))
             .endSpec()
             .endTemplate()
             .endSpec()

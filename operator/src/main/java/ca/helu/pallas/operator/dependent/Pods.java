@@ -1,6 +1,8 @@
 package ca.helu.pallas.operator.dependent;
 
+import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.AuthSpec;
+import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.PodSettingsSpec;
 import ca.helu.pallas.operator.OperatorConfig;
@@ -10,6 +12,7 @@ import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
@@ -31,6 +34,8 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import io.fabric8.kubernetes.api.model.VolumeProjection;
+import io.fabric8.kubernetes.api.model.VolumeProjectionBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,6 +62,15 @@ final class Pods {
   static final String CONFIG_VOLUME = PallasNames.CONFIG_VOLUME;
   static final String TMP_VOLUME = PallasNames.TMP_VOLUME;
   static final String TOKENS_VOLUME = PallasNames.TOKENS_VOLUME;
+
+  /** The ConfigMap every namespace has with the API server's CA (kube-root-ca.crt). */
+  static final String KUBE_ROOT_CA = "kube-root-ca.crt";
+
+  /**
+   * Lifetime of a projected token: the kubelet replaces it after 80 % of this, and the runtime
+   * reads it at every use.
+   */
+  static final long TOKEN_SECONDS = 3600;
 
   private Pods() {}
 
@@ -168,35 +182,127 @@ final class Pods {
             .build());
   }
 
-  /** An agent pod's volumes: {@link #volumes}, and the Secret of its static tokens if any. */
-  static List<Volume> agentVolumes(RenderedFleet fleet) {
+  /**
+   * An agent pod's volumes: {@link #volumes}, the Secret of its static tokens if any, and with
+   * {@code spec.auth} its identity ({@link #identity}).
+   */
+  static List<Volume> agentVolumes(RenderedFleet fleet, AgentSpec agent) {
     List<Volume> volumes = new ArrayList<>(volumes(fleet.name()));
+    if (fleet.primary().getSpec().auth() != null) {
+      List<AgentSpec> peers =
+          agent.effectiveServers().stream()
+              .flatMap(s -> fleet.primary().getSpec().agent(s).stream())
+              .toList();
+      volumes.add(identity(fleet.primary(), peers, true));
+    }
     tokensVolume(fleet).ifPresent(volumes::add);
     return volumes;
   }
 
-  /** An agent container's mounts: {@link #mounts}, and its static tokens read-only. */
+  /**
+   * A pod's identity with {@code spec.auth} (docs/runtime.md, "Agents calling agents"): its
+   * ServiceAccount's tokens as the kubelet projects and rotates them, one for each agent it calls
+   * ({@code peers}) with that agent's resource identifier as audience, and for an agent pod, which
+   * checks the tokens of the agents that call it, one for the API server (whose keys it reads),
+   * with the API server's CA.
+   */
+  static Volume identity(PallasDeployment primary, List<AgentSpec> peers, boolean checksTokens) {
+    List<VolumeProjection> sources = new ArrayList<>();
+    if (checksTokens) {
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewServiceAccountToken()
+              .withPath(PallasNames.API_TOKEN_FILE)
+              .withExpirationSeconds(TOKEN_SECONDS)
+              .endServiceAccountToken()
+              .build());
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewConfigMap()
+              .withName(KUBE_ROOT_CA)
+              .addNewItem()
+              .withKey("ca.crt")
+              .withPath(PallasNames.API_CA_FILE)
+              .endItem()
+              .endConfigMap()
+              .build());
+    }
+    for (AgentSpec peer : peers) {
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewServiceAccountToken()
+              .withPath(PallasNames.peerTokenFile(peer.name()))
+              .withAudience(PallasNames.agentUrl(primary, peer))
+              .withExpirationSeconds(TOKEN_SECONDS)
+              .endServiceAccountToken()
+              .build());
+    }
+    return new VolumeBuilder()
+        .withName(PallasNames.IDENTITY_VOLUME)
+        .withNewProjected()
+        // read by the runtime's user, which the pod sets and no fsGroup maps
+        .withDefaultMode(0444)
+        .withSources(sources)
+        .endProjected()
+        .build();
+  }
+
+  /** An agent container's mounts: {@link #mounts}, its static tokens and identity read-only. */
   static List<VolumeMount> agentMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(mounts());
+    identityMount(fleet).ifPresent(mounts::add);
     tokensMount(fleet).ifPresent(mounts::add);
     return mounts;
   }
 
   /**
-   * The registry pod's volumes: its temporary directory, and the Secret of the static tokens if
-   * any, which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint").
+   * The registry pod's volumes: its temporary directory, the Secret of the static tokens if any,
+   * which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint"), and
+   * with {@code spec.auth} its identity for every agent it follows.
    */
   static List<Volume> registryVolumes(RenderedFleet fleet) {
     List<Volume> volumes = new ArrayList<>(List.of(volumes(fleet.name()).get(1)));
     tokensVolume(fleet).ifPresent(volumes::add);
+    if (fleet.primary().getSpec().auth() != null) {
+      volumes.add(identity(fleet.primary(), fleet.primary().getSpec().effectiveAgents(), false));
+    }
     return volumes;
   }
 
-  /** The registry container's mounts: its temporary directory, and the static tokens. */
+  /** The registry container's mounts: its temporary directory, the static tokens, its identity. */
   static List<VolumeMount> registryMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(List.of(mounts().get(1)));
     tokensMount(fleet).ifPresent(mounts::add);
+    identityMount(fleet).ifPresent(mounts::add);
     return mounts;
+  }
+
+  /**
+   * The registry container's environment: what FleetRenderer gives its pod (its servers' header
+   * keys, the static tokens' directory) and, with {@code spec.auth}, where its identity is, which
+   * it presents to the agents it follows (docs/runtime.md, "Agents calling agents").
+   */
+  static List<EnvVar> registryEnv(RenderedFleet fleet) {
+    if (fleet.primary().getSpec().auth() == null) {
+      return fleet.registry().env();
+    }
+    List<EnvVar> env = new ArrayList<>(fleet.registry().env());
+    env.add(new EnvVar(IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    return env;
+  }
+
+  /** The runtime's variable naming where a pod's identity is (agent-runtime serve.PodIdentity). */
+  static final String IDENTITY_VARIABLE = "PALLAS_IDENTITY_DIR";
+
+  private static Optional<VolumeMount> identityMount(RenderedFleet fleet) {
+    return fleet.primary().getSpec().auth() == null
+        ? Optional.empty()
+        : Optional.of(
+            new VolumeMountBuilder()
+                .withName(PallasNames.IDENTITY_VOLUME)
+                .withMountPath(PallasNames.IDENTITY_DIR)
+                .withReadOnly(true)
+                .build());
   }
 
   private static Optional<Volume> tokensVolume(RenderedFleet fleet) {

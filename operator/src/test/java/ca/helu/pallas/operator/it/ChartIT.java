@@ -134,6 +134,18 @@ class ChartIT {
     assertThat(lease.at("/metadata/namespace").asText()).isEqualTo(Helm.NAMESPACE);
     assertThat(lease.at("/rules/1/resourceNames").toString()).isEqualTo("[\"pallas-operator\"]");
     assertThat(lease.at("/rules/0/verbs").toString()).isEqualTo("[\"create\"]");
+    // tokens of its own ServiceAccount, for agents that let nobody in without one, and no other's
+    JsonNode tokens = all.get("Role", FULLNAME + "-own-tokens");
+    assertThat(rules(tokens))
+        .containsExactly(Map.entry("/serviceaccounts/token", Set.of("create")));
+    assertThat(tokens.at("/rules/0/resourceNames").toString()).isEqualTo("[\"" + FULLNAME + "\"]");
+    JsonNode container = all.get("Deployment", FULLNAME).at("/spec/template/spec/containers/0");
+    assertThat(container.get("env").findParents("name"))
+        .filteredOn(e -> e.get("name").asText().equals("PALLAS_OPERATOR_SERVICE_ACCOUNT"))
+        .singleElement()
+        .satisfies(e ->
+            assertThat(e.at("/valueFrom/fieldRef/fieldPath").asText())
+                .isEqualTo("spec.serviceAccountName"));
 
     Rendered some = Helm.template("--set", "watchNamespaces={ai,research}");
     assertThat(some.ofKind("ClusterRole").stream().map(r -> r.at("/metadata/name").asText()))
@@ -146,7 +158,8 @@ class ChartIT {
               .orElseThrow();
       assertThat(rules(role)).isEqualTo(rules(clusterRole));
     }
-    assertThat(some.ofKind("RoleBinding")).hasSize(3); // two namespaces and the Lease
+    // two namespaces, the Lease and the operator's own tokens
+    assertThat(some.ofKind("RoleBinding")).hasSize(4);
     assertThat(env(some.get("Deployment", FULLNAME).at("/spec/template/spec/containers/0")))
         .containsEntry("PALLAS_WATCH_NAMESPACES", "ai,research");
   }
