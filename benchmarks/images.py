@@ -143,7 +143,7 @@ spec:
             cgroup = MemoryCgroup(f"pallas-images-benchmark-{os.getpid()}-{i}")
             began = time.monotonic()
             process = start(root, former if mode == "former" else config, args,
-                            {"JAVA_TOOL_OPTIONS": options}, subprocess.DEVNULL, cgroup.path)
+                            {"JAVA_TOOL_OPTIONS": options}, subprocess.DEVNULL, cgroup=cgroup.path)
             ok = ready(f"http://127.0.0.1:{probes}/readyz", began + 60)
             elapsed = time.monotonic() - began
             if ok and mode in memory:

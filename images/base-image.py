@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Builds the base image of Pallas' images as a docker-archive tarball, without a registry or a
 Docker engine (docs/images.md): a jlink'ed Java runtime from a local JDK, exactly the glibc
-libraries it links, /etc/passwd with the non-root user 65532, and a writable /tmp. Jib takes it
-as a tar:// base. The result is cached by content: a second build with the same JDK, modules and
-script reuses it.
+libraries it links, /etc/passwd with the non-root user 65532, and a writable /tmp, which is also
+HOME: any user can run it, as OpenShift runs an image with an arbitrary UID in group 0 and pods
+mount an emptyDir on /tmp. Jib takes it as a tar:// base. The result is cached by content: a
+second build with the same JDK, modules and script reuses it.
 
     images/base-image.py --jdk /usr/lib/jvm/temurin-25-jdk-amd64 --out target/base-image.tar
 """
@@ -55,7 +56,9 @@ def layer(jre):
 
 def archive(layer_bytes, key, out):
     imagelib.write_archive(out, f"pallas-base:{key}", [layer_bytes], {
-        "Env": ["PATH=/opt/java/bin:/usr/bin:/bin", "JAVA_HOME=/opt/java", "LANG=C.UTF-8"],
+        # HOME on the pods' writable emptyDir, whatever the user (OpenShift: docs/install.md)
+        "Env": ["PATH=/opt/java/bin:/usr/bin:/bin", "JAVA_HOME=/opt/java", "LANG=C.UTF-8",
+                "HOME=/tmp"],
         "User": f"{USER}:{USER}",
         "WorkingDir": "/home/nonroot",
         "Labels": {"org.opencontainers.image.title": "pallas-base",

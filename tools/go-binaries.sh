@@ -7,12 +7,14 @@
 #                kube-scheduler kubelet kube-proxy coredns (the last four for e2e/cluster/cluster.sh)
 #                prometheus prometheus-operator prometheus-config-reloader (the cluster tier's
 #                monitoring: e2e/cluster/tool-images.py makes images of them)
+#                kube-router (e2e/cluster/cluster.sh's NetworkPolicy enforcement)
 #
 # COMPONENT is any k8s.io/kubernetes/cmd/<name> (kube-apiserver, kubectl, kubelet, kube-proxy,
-# kube-controller-manager, kube-scheduler), etcd, helm, promtool, coredns, or prometheus-crds (the
-# Prometheus Operator's CRDs, from its module, into $PALLAS_CACHE/prometheus-operator/<version>/crds).
+# kube-controller-manager, kube-scheduler), etcd, helm, promtool, coredns, kube-router, or
+# prometheus-crds (the Prometheus Operator's CRDs, from its module, into
+# $PALLAS_CACHE/prometheus-operator/<version>/crds).
 # Binaries land in $PALLAS_CACHE/kube/<kubernetes version>/bin (helm and promtool carry their own
-# version in their cache key: bin/helm-<version>, linked as bin/helm; so does coredns). Stripped binaries land in
+# version in their cache key: bin/helm-<version>, linked as bin/helm; so do coredns and kube-router). Stripped binaries land in
 # $PALLAS_CACHE/kube/<version>/bin (default ~/.cache/pallas); what is there already is reused.
 # Afterwards kube-api-test's cache layout (~/.kubeapitest/k8s/<version>-linux-amd64) is filled so
 # the operator's integration tests find a real kube-apiserver, etcd and kubectl without a download.
@@ -24,12 +26,15 @@ PROMETHEUS_OPERATOR_VERSION=${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.315.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.12.4}
+# the newest release the module proxy serves (later tags are not published as /v2 modules there)
+KUBE_ROUTER_VERSION=${KUBE_ROUTER_VERSION:-v2.1.0}
 CACHE=${PALLAS_CACHE:-$HOME/.cache/pallas}
 BIN=$CACHE/kube/$KUBE_VERSION/bin
 API_TEST_DIR=${KUBE_API_TEST_DIR:-$HOME/.kubeapitest}/k8s/${KUBE_VERSION#v}-linux-amd64
 components=("$@")
 [ ${#components[@]} -gt 0 ] || components=(kube-apiserver kubectl kube-controller-manager etcd prometheus-crds helm promtool
-  kube-scheduler kubelet kube-proxy coredns prometheus prometheus-operator prometheus-config-reloader)
+  kube-scheduler kubelet kube-proxy coredns prometheus prometheus-operator prometheus-config-reloader
+  kube-router)
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 command -v go >/dev/null || { echo "go-binaries: Go is required (/usr/local/go or Debian's golang-go)" >&2; exit 1; }
@@ -122,6 +127,9 @@ for c in "${components[@]}"; do
     prometheus-crds) prometheus_crds; continue ;;
     helm) build_tool helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm ;;
     coredns) build_tool coredns github.com/coredns/coredns "$COREDNS_VERSION" github.com/coredns/coredns ;;
+    kube-router)
+      build_tool kube-router github.com/cloudnativelabs/kube-router/v2 "$KUBE_ROUTER_VERSION" \
+        github.com/cloudnativelabs/kube-router/v2/cmd/kube-router ;;
     promtool | prometheus)
       build_tool "$c" github.com/prometheus/prometheus "$PROMETHEUS_VERSION" \
         "github.com/prometheus/prometheus/cmd/$c" ;;
@@ -134,7 +142,7 @@ for c in "${components[@]}"; do
         github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader ;;
   esac
   case "$c" in
-    helm | promtool | coredns | prometheus | prometheus-operator | prometheus-config-reloader)
+    helm | promtool | coredns | kube-router | prometheus | prometheus-operator | prometheus-config-reloader)
       [ $((SECONDS - start)) -lt 2 ] || echo "go-binaries: $c built in $((SECONDS - start)) s"
       continue ;;
   esac

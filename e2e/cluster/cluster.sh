@@ -2,12 +2,15 @@
 # A real single-node Kubernetes cluster on this machine, from nothing (e2e/cluster/README.md):
 # etcd, kube-apiserver, kube-controller-manager, kube-scheduler, a kubelet on containerd,
 # kube-proxy and CoreDNS, all built from the Go module proxy and cached by version, pods on a
-# bridge this script creates, images imported from local tarballs (no registry).
+# bridge this script creates, images imported from local tarballs (no registry); optionally
+# kube-router's firewall, which enforces NetworkPolicies.
 #
 #   e2e/cluster/cluster.sh check            what is missing to run here (exit 3 if anything)
 #   e2e/cluster/cluster.sh prepare          install the node's Debian packages and build its
 #                                           binaries (what up needs), changing nothing else
-#   e2e/cluster/cluster.sh up [IMAGE.tar...] prepare, start the node and wait until it is Ready
+#   e2e/cluster/cluster.sh up [--network-policy] [IMAGE.tar...]
+#                                           prepare, start the node and wait until it is Ready;
+#                                           --network-policy: NetworkPolicies enforced (kube-router)
 #   e2e/cluster/cluster.sh load IMAGE.tar... import more images into the running node
 #   e2e/cluster/cluster.sh down             stop what up started and restore the host
 #
@@ -29,7 +32,8 @@ POD_CIDR=198.19.0.0/24
 SERVICE_CIDR=198.18.0.0/24
 API_SERVICE_IP=198.18.0.1
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
-COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns helm)
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl coredns helm
+  kube-router)
 # settings the kubelet and kube-proxy change on the host; down puts the recorded values back
 SYSCTLS=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.ipv4.conf.all.route_localnet
   vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys
@@ -89,6 +93,10 @@ install_packages() {
   command -v openssl >/dev/null || need+=(openssl)
   # the fleet store's image (tool-images.py) is made of Debian's PostgreSQL server
   compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || need+=(postgresql)
+  # ... which runs under any UID, as OpenShift assigns them, through nss_wrapper
+  compgen -G '/usr/lib/*/libnss_wrapper.so' >/dev/null || need+=(libnss-wrapper)
+  # kube-router's NetworkPolicy firewall keeps pods' addresses in IP sets
+  command -v ipset >/dev/null || need+=(ipset)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     apt-get update -qq
@@ -258,6 +266,7 @@ record_host() {
   ip6tables-save >"$h/ip6tables" 2>/dev/null || true
   for d in "${HOST_DIRS[@]}"; do [ -e "$d" ] && echo "$d"; done >"$h/dirs" || true
   ls /var/run/netns 2>/dev/null >"$h/netns" || true
+  ipset list -n >"$h/ipsets" 2>/dev/null || true
 }
 
 network() {
@@ -266,9 +275,11 @@ network() {
   ip link set "$BRIDGE" up
   # Service addresses without an endpoint go nowhere but the bridge
   ip route add "$SERVICE_CIDR" dev "$BRIDGE"
-  # nothing from the bridge is forwarded to any other interface, nor from any other to it
-  iptables -I FORWARD 1 -i "$BRIDGE" ! -o "$BRIDGE" -j DROP
-  iptables -I FORWARD 1 -o "$BRIDGE" ! -i "$BRIDGE" -j DROP
+  # nothing from the bridge is forwarded to any other interface, nor from any other to it: in the
+  # mangle table, which a forwarded packet meets before the filter table, where kube-router
+  # (--network-policy) accepts what a policy admits ahead of any rule of ours
+  iptables -t mangle -I FORWARD 1 -i "$BRIDGE" ! -o "$BRIDGE" -j DROP
+  iptables -t mangle -I FORWARD 1 -o "$BRIDGE" ! -i "$BRIDGE" -j DROP
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 }
 
@@ -324,6 +335,11 @@ recover_stale() {
 }
 
 cmd_up() {
+  local network_policy=false
+  if [ "${1:-}" = --network-policy ]; then
+    network_policy=true
+    shift
+  fi
   local images=("$@") t
   for t in "${images[@]}"; do [ -f "$t" ] || die "no image tarball $t"; done
   cmd_check >/dev/null
@@ -378,9 +394,21 @@ cmd_up() {
   wait_for 90 "node $NODE Ready" sh -c "'$BIN/kubectl' --kubeconfig '$DIR/kubeconfig' get node $NODE \
     -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
   step "node $NODE Ready"
+  if $network_policy; then
+    # NetworkPolicy only: the bridge stays the pod network and kube-proxy the Service proxy; no
+    # health or metrics port (they would listen on every address). It reads its node's address
+    # from the Node object, so it starts once the kubelet has registered it.
+    start kube-router "$BIN/kube-router" --kubeconfig="$DIR/kubeconfig" --hostname-override="$NODE" \
+      --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
+      --service-cluster-ip-range="$SERVICE_CIDR" --health-port=0 --metrics-port=0
+  fi
   wait_for 60 "default ServiceAccount" kubectl_ get serviceaccount default -n default
   wait_for 60 "CoreDNS" curl -sf http://127.0.0.1:8181/ready
   step "default ServiceAccount and DNS"
+  if $network_policy; then
+    wait_for 60 "kube-router's firewall" iptables -S KUBE-ROUTER-FORWARD
+    step "NetworkPolicies enforced (kube-router)"
+  fi
   echo "$(elapsed)" >"$DIR/up-seconds"
   log "up in $(elapsed) s; KUBECONFIG=$DIR/kubeconfig"
 }
@@ -407,7 +435,7 @@ cmd_down() {
   [ -d "$DIR" ] || { log "nothing to stop in $DIR"; return 0; }
   local ctr=(ctr --address "$DIR/containerd/containerd.sock" -n k8s.io) t
   # reverse order of start: the kubelet first so nothing restarts containers, etcd after the API server
-  for t in kubelet kube-proxy coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for t in kubelet kube-router kube-proxy coredns kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop_pid "$t"
   done
   if running containerd; then
@@ -446,6 +474,10 @@ restore_host() {
     iptables-restore <"$h/iptables" 2>/dev/null || log "could not restore iptables"
     ip6tables-restore <"$h/ip6tables" 2>/dev/null || log "could not restore ip6tables"
   fi
+  # kube-router's IP sets, once no rule refers to them
+  for n in $(ipset list -n 2>/dev/null); do
+    grep -qx "$n" "$h/ipsets" 2>/dev/null || ipset destroy "$n" 2>/dev/null || log "could not destroy ipset $n"
+  done
   # the kubelet's cgroups (pods' processes are gone by now)
   for d in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
     [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null

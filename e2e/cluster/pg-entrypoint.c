@@ -12,6 +12,12 @@
  * /var/lib/postgresql/data/pgdata, below the volume's root, which may hold lost+found),
  * POSTGRES_USER (default pallas), POSTGRES_PASSWORD or POSTGRES_PASSWORD_FILE (one of them on the
  * first start), POSTGRES_DB (a database created on the first start, besides "postgres").
+ *
+ * Any UID, as the official image: initdb and single-user mode look the user up by its UID, which an
+ * arbitrary one (OpenShift's restricted-v2 SCC assigns one per namespace, in group 0) does not have
+ * in the image's /etc/passwd; for them that user is added to a copy in /tmp that nss_wrapper
+ * (Debian's libnss-wrapper, preloaded) reads in place of /etc/passwd. The server itself needs no
+ * name.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +29,9 @@
 
 #ifndef BIN
 #define BIN "/usr/lib/postgresql/15/bin/" /* tool-images.py passes the installed major */
+#endif
+#ifndef NSS_WRAPPER
+#define NSS_WRAPPER "/usr/lib/x86_64-linux-gnu/libnss_wrapper.so" /* tool-images.py passes it */
 #endif
 
 static const char *env(const char *name, const char *fallback) {
@@ -154,6 +163,57 @@ static void initdb(const char *data, const char *user) {
   }
 }
 
+/* Whether /etc/passwd has an entry for uid (read as text: this program is static, and glibc's
+ * getpwuid would load NSS modules of the build machine). */
+static int known(uid_t uid) {
+  FILE *f = fopen("/etc/passwd", "r");
+  if (f == NULL) {
+    return 0;
+  }
+  char line[1024], id[32];
+  snprintf(id, sizeof id, ":%u:", (unsigned)uid);
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f) != NULL) {
+    char *second = strchr(line, ':');
+    found = second != NULL && (second = strchr(second + 1, ':')) != NULL &&
+            strncmp(second, id, strlen(id)) == 0;
+  }
+  fclose(f);
+  return found;
+}
+
+/* For a UID /etc/passwd does not know: a copy naming it "postgres", read through nss_wrapper by
+ * initdb and single-user mode (this process's environment, which the server does not keep). */
+static void name_this_user(void) {
+  uid_t uid = geteuid();
+  if (known(uid)) {
+    return;
+  }
+  static const char copy[] = "/tmp/pg-entrypoint-passwd";
+  FILE *out = fopen(copy, "w");
+  if (out == NULL) {
+    fail(copy);
+  }
+  FILE *in = fopen("/etc/passwd", "r");
+  char line[1024];
+  while (in != NULL && fgets(line, sizeof line, in) != NULL) {
+    if (strncmp(line, "postgres:", 9) != 0) {
+      fputs(line, out);
+    }
+  }
+  if (in != NULL) {
+    fclose(in);
+  }
+  fprintf(out, "postgres:x:%u:%u:PostgreSQL:/var/lib/postgresql:/bin/false\n", (unsigned)uid,
+          (unsigned)getegid());
+  if (fclose(out) != 0) {
+    fail(copy);
+  }
+  setenv("LD_PRELOAD", NSS_WRAPPER, 1);
+  setenv("NSS_WRAPPER_PASSWD", copy, 1);
+  setenv("NSS_WRAPPER_GROUP", "/etc/group", 1);
+}
+
 int main(void) {
   const char *data = env("PGDATA", "/var/lib/postgresql/data/pgdata");
   const char *user = env("POSTGRES_USER", "pallas");
@@ -162,11 +222,15 @@ int main(void) {
   struct stat st;
   if (stat(version, &st) != 0) {
     mkdirs(data);
+    name_this_user();
     initdb(data, user);
     const char *database = getenv("POSTGRES_DB");
     if (database != NULL && database[0] != '\0' && strcmp(database, "postgres") != 0) {
       create_database(data, database);
     }
+    unsetenv("LD_PRELOAD");
+    unsetenv("NSS_WRAPPER_PASSWD");
+    unsetenv("NSS_WRAPPER_GROUP");
   }
   execl(BIN "postgres", BIN "postgres", "-D", data, "-c", "listen_addresses=*", "-c",
         "unix_socket_directories=/tmp", (char *)NULL);

@@ -136,7 +136,7 @@ def postgres_image():
     """Debian's PostgreSQL server at the paths its binaries were built for, and pg-entrypoint.c
     compiled statically: initdb on an empty volume (the official image's environment: POSTGRES_USER,
     POSTGRES_PASSWORD or _FILE, POSTGRES_DB, PGDATA), then postgres as PID 1, stopped with SIGINT
-    (fast shutdown) as the official image is, and running as its user, 999."""
+    (fast shutdown) as the official image is, and running as its user, 999, or any other."""
     versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
     if not versions:
         sys.exit("tool-images: PostgreSQL is not installed (apt-get install postgresql)")
@@ -144,13 +144,17 @@ def postgres_image():
     major = os.path.basename(home)
     share = f"/usr/share/postgresql/{major}"
     entrypoint = os.path.join(HERE, "pg-entrypoint.c")
+    # names an arbitrary UID for initdb, as the official image does (pg-entrypoint.c)
+    nss_wrapper = next(iter(glob.glob("/usr/lib/*/libnss_wrapper.so")), None) or sys.exit(
+        "tool-images: nss_wrapper is not installed (apt-get install libnss-wrapper)")
     tmp = tempfile.mkdtemp(prefix="pg-entrypoint-")
     binary = os.path.join(tmp, "pg-entrypoint")
-    subprocess.run(["gcc", "-static", "-Os", "-s", f'-DBIN="{home}/bin/"', "-o", binary,
-                    entrypoint], check=True)
+    subprocess.run(["gcc", "-static", "-Os", "-s", f'-DBIN="{home}/bin/"',
+                    f'-DNSS_WRAPPER="{nss_wrapper}"', "-o", binary, entrypoint], check=True)
 
     def fill(layer):
         layer.file("/pg-entrypoint", binary)
+        layer.file(nss_wrapper, nss_wrapper)
         # initdb runs `postgres -V` and its bootstrap through popen(3), that is /bin/sh
         layer.file("/bin/sh", "/bin/dash")
         for program in ("postgres", "initdb", "pg_isready"):
@@ -167,7 +171,8 @@ def postgres_image():
                       "LANG=C.UTF-8"],
               "ExposedPorts": {"5432/tcp": {}},
               "StopSignal": "SIGINT"}
-    return config, [entrypoint, "/bin/dash", f"{home}/bin/postgres", f"{home}/lib", share], fill
+    return config, [entrypoint, nss_wrapper, "/bin/dash", f"{home}/bin/postgres", f"{home}/lib",
+                    share], fill
 
 
 def module_version(name, module):

@@ -4,13 +4,18 @@ finds every agent through the registry Service and drives each one as Daedalus d
 every check passed.
 
 Environment: REGISTRY_URL (the registry Service), AGENTS (how many agents it must list), CALL
-(`caller:callee`, an agent that has the other among its servers).
+(`caller:callee`, an agent that has the other among its servers). For a fleet with inbound OAuth
+(examples/secured.yaml): TOKEN_URL, CLIENT_ID, CLIENT_SECRET, USERNAME, PASSWORD (a user's token,
+obtained through Daedalus' client with the password grant), and EXCHANGE (`agent:server__tool`, a
+tool of a server the agent reaches with a token exchanged for the caller's).
 """
 
 import asyncio
 import json
 import os
 import sys
+
+import httpx
 
 import daedalus
 
@@ -24,8 +29,40 @@ def check(name, ok, detail=""):
         failures.append(name)
 
 
-async def each_agent(agent, url):
-    async with daedalus.session(url) as s:
+def user_token():
+    """The user's access token when the fleet asks for one (TOKEN_URL set), else None."""
+    if not os.environ.get("TOKEN_URL"):
+        return None
+    response = httpx.post(os.environ["TOKEN_URL"], data={
+        "grant_type": "password", "client_id": os.environ["CLIENT_ID"],
+        "client_secret": os.environ["CLIENT_SECRET"], "username": os.environ["USERNAME"],
+        "password": os.environ["PASSWORD"]})
+    response.raise_for_status()
+    return response.json()["access_token"]
+
+
+def refused_without_token(agent, url):
+    """An initialize without a token: 401 pointing at the agent's protected resource metadata."""
+    response = httpx.post(url, headers={"Accept": "application/json, text/event-stream"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "daedalus", "version": "1"}}})
+    challenge = response.headers.get("www-authenticate", "")
+    check(f"{agent} refuses a client without a token",
+          response.status_code == 401 and "resource_metadata=" in challenge,
+          f"{response.status_code} {challenge}")
+
+
+async def exchanged(urls, headers, agent, tool):
+    async with daedalus.session(urls[agent], headers) as s:
+        result, _ = await daedalus.chat(s, "send_message", f'***CALL_TOOL {tool} {{"message": "exchanged"}}')
+        text = result.content[0].text if result.content else ""
+        check(f"{agent} calls {tool} with a token exchanged for the caller's",
+              not daedalus.is_error(result) and "exchanged" in text, text)
+
+
+async def each_agent(agent, url, headers=None):
+    async with daedalus.session(url, headers) as s:
         tools = {t.name for t in (await s.list_tools()).tools}
         check(f"{agent} lists send_message, get_health and {agent}",
               {"send_message", "get_health", agent} <= tools, sorted(tools))
@@ -38,8 +75,8 @@ async def each_agent(agent, url):
               progress and progress[0]["message"] == f"{agent} step 1 (llm)", progress)
 
 
-async def agent_calls_agent(urls, caller, callee):
-    async with daedalus.session(urls[caller]) as s:
+async def agent_calls_agent(urls, caller, callee, headers=None):
+    async with daedalus.session(urls[caller], headers) as s:
         message = f'***CALL_TOOL {callee}__{callee} {{"message": "ping"}}'
         result, progress = await daedalus.chat(s, caller, message)
         check(f"{caller} calls {callee}", not daedalus.is_error(result)
@@ -64,11 +101,18 @@ async def main():
     expected = int(os.environ["AGENTS"])
     check(f"registry lists {expected} agents", len(names) == expected, names)
     urls = {name: daedalus.mcp_url(e) for name, e in zip(names, entries)}
+    token = user_token()
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     for name, url in urls.items():
         print(f"   {name} at {url}", flush=True)
-        await each_agent(name, url)
+        if token:
+            refused_without_token(name, url)
+        await each_agent(name, url, headers)
     caller, callee = os.environ["CALL"].split(":")
-    await agent_calls_agent(urls, caller, callee)
+    await agent_calls_agent(urls, caller, callee, headers)
+    if os.environ.get("EXCHANGE"):
+        agent, tool = os.environ["EXCHANGE"].split(":")
+        await exchanged(urls, headers, agent, tool)
 
 
 if __name__ == "__main__":

@@ -110,3 +110,21 @@ get/list/watch on ConfigMaps because it grants exactly that to each registry's R
   resources: [events]
   verbs: [create, patch]
 {{- end -}}
+
+{{- /*
+A security context as given ((list CONTEXT .)), less runAsUser, runAsGroup and fsGroup where the
+platform assigns its own: on OpenShift, whose restricted-v2 SCC gives every pod IDs from its
+namespace's range and refuses a fixed one outside it (compatibility.openshift.adaptSecurityContext:
+auto, the default, detects it by the API group security.openshift.io/v1; force: always).
+*/ -}}
+{{- define "pallas.securityContext" -}}
+{{- $context := index . 0 | default dict }}
+{{- $root := index . 1 }}
+{{- $mode := dig "openshift" "adaptSecurityContext" "auto" ($root.Values.compatibility | default dict) }}
+{{- if or (eq $mode "force") (and (eq $mode "auto") ($root.Capabilities.APIVersions.Has "security.openshift.io/v1")) }}
+{{- $context = omit $context "runAsUser" "runAsGroup" "fsGroup" }}
+{{- end }}
+{{- with $context }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}

@@ -9,7 +9,12 @@ import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
 import java.util.List;
 
-/** A downstream MCP server reached over Streamable HTTP. */
+/**
+ * A downstream MCP server reached over Streamable HTTP, and what its requests carry to say who asks
+ * (docs/runtime.md, "Downstream credentials"): a credential of its own ({@code headers}), the
+ * caller's token exchanged for one meant for it ({@code tokenExchange}), or the caller's own token
+ * ({@code forwardInboundAuth}).
+ */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record McpServerSpec(
     @JsonPropertyDescription(
@@ -22,12 +27,22 @@ public record McpServerSpec(
         @Required
         @Size(max = 2048)
         String url,
-    @JsonPropertyDescription("Headers sent with every request to this server.") @Size(max = 32)
+    @JsonPropertyDescription(
+            "Headers sent with every request to this server; a credential of its own is an"
+                + " Authorization header from a Secret (valueFrom.secretKeyRef).")
+        @Size(max = 32)
         List<HeaderSpec> headers,
     @JsonPropertyDescription(
             "When true, the caller's Authorization bearer rides this server's calls, for that call"
-                + " only. An explicit Authorization header wins.")
+                + " only. An explicit Authorization header wins. With spec.auth.oidc it also needs"
+                + " spec.auth.oidc.allowForwarding; prefer tokenExchange.")
         Boolean forwardInboundAuth,
+    @JsonPropertyDescription(
+            "Each call carries a token the issuer of spec.auth.oidc exchanged for the caller's"
+                + " (RFC 8693), meant for this server (its audience or resource), obtained by the"
+                + " agents' client spec.auth.oidc.client and reused until shortly before it"
+                + " expires.")
+        TokenExchangeSpec tokenExchange,
     @JsonPropertyDescription(
             "Seconds a tool call on this server may take before it fails. Default 120.")
         @Min(1)

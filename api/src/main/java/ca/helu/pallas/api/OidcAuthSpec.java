@@ -36,7 +36,12 @@ public record OidcAuthSpec(
                 + " agents, on to another server, which the MCP authorization specification"
                 + " forbids (docs/runtime.md, \"Bearer propagation\"). Default false: such a"
                 + " manifest is refused.")
-        Boolean allowForwarding) {
+        Boolean allowForwarding,
+    @JsonPropertyDescription(
+            "The agents' own OAuth client at this issuer, with which they exchange callers' tokens"
+                + " for the servers that set mcpServers[].tokenExchange (RFC 8693). Needed by"
+                + " tokenExchange.")
+        OAuthClientSpec client) {
 
   /** Entries of requiredScopes. */
   public static final int MAX_SCOPES = 32;

@@ -56,6 +56,20 @@ public final class PallasNames {
    */
   public static final String STATIC_TOKENS_DIR = "/var/run/pallas/static-tokens";
 
+  /**
+   * Where an agent pod of a fleet with {@code spec.auth} has its identity (docs/runtime.md, "Agents
+   * calling agents"; {@code PALLAS_IDENTITY_DIR}): a projected volume of ServiceAccount tokens, one
+   * per agent it calls ({@link #peerTokenFile}) and one for the API server ({@link
+   * #API_TOKEN_FILE}), and the API server's CA ({@link #API_CA_FILE}).
+   */
+  public static final String IDENTITY_DIR = "/var/run/pallas/identity";
+
+  /** The pod's token for the API server, in {@link #IDENTITY_DIR}: read to fetch its keys. */
+  public static final String API_TOKEN_FILE = "kubernetes/token";
+
+  /** The API server's CA certificate, in {@link #IDENTITY_DIR} (ConfigMap kube-root-ca.crt). */
+  public static final String API_CA_FILE = "kubernetes/ca.crt";
+
   /** The writable emptyDir every pod mounts (the root filesystem is read-only). */
   public static final String TMP_DIR = "/tmp";
 
@@ -64,6 +78,7 @@ public final class PallasNames {
 
   public static final String TMP_VOLUME = "tmp";
   public static final String TOKENS_VOLUME = "static-tokens";
+  public static final String IDENTITY_VOLUME = "identity";
 
   public static final String CONFIG_KEY = "deployment.yaml";
   public static final String CONFIG_FILE = CONFIG_DIR + "/" + CONFIG_KEY;
@@ -85,6 +100,29 @@ public final class PallasNames {
       port++;
     }
     return port;
+  }
+
+  /**
+   * The token an agent presents to agent {@code peer}, in {@link #IDENTITY_DIR}: a ServiceAccount
+   * token whose audience is that agent's resource identifier ({@link #agentUrl}).
+   */
+  public static String peerTokenFile(String peer) {
+    return "peers/" + peer;
+  }
+
+  /**
+   * The ServiceAccount an agent's pods run as: {@code serviceAccountName} of its pod settings when
+   * set, else {@code X-a}, which the operator creates for fleets with {@code spec.auth}; the agents
+   * it calls recognise it by this name (docs/runtime.md, "Agents calling agents").
+   */
+  public static String serviceAccountOf(PallasDeployment d, AgentSpec agent) {
+    String own = d.getSpec().podOf(agent).serviceAccountName();
+    return own != null ? own : agentObject(d.name(), agent.name());
+  }
+
+  /** The subject ({@code sub}) of a ServiceAccount's tokens. */
+  public static String serviceAccountSubject(String namespace, String serviceAccount) {
+    return "system:serviceaccount:" + namespace + ":" + serviceAccount;
   }
 
   /** An agent name as it appears in object names and DNS: '_' becomes '-'. */
@@ -244,7 +282,8 @@ public final class PallasNames {
     return "http://" + host + ":" + spec.effectiveRegistry().effectivePort() + "/mcp";
   }
 
-  private static String namespaceOf(PallasDeployment d) {
+  /** The namespace of a PallasDeployment, "default" when its metadata names none (serve). */
+  public static String namespaceOf(PallasDeployment d) {
     String namespace = d.getMetadata().getNamespace();
     return namespace == null ? "default" : namespace;
   }

@@ -3,6 +3,8 @@ package ca.helu.pallas.api;
 import ca.helu.pallas.api.validation.Formats;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
@@ -84,7 +86,39 @@ public record PodSettingsSpec(
                 + " Default: the namespace's default.")
         @Pattern(Formats.DNS_SUBDOMAIN)
         @Size(max = 253)
-        String serviceAccountName) {
+        String serviceAccountName,
+    @JsonPropertyDescription(
+            "A fixed user and groups for the pods. Default: none, so the image's user (65532) runs"
+                + " them, or the one the platform assigns (OpenShift's restricted-v2 SCC: a UID"
+                + " from the namespace's range, in group 0). The rest of the pods' security"
+                + " context is the operator's: non-root, seccomp RuntimeDefault, no privilege"
+                + " escalation, no capabilities.")
+        PodSecurity securityContext) {
+
+  /**
+   * The pods' user and groups where the cluster wants fixed ones (docs/install.md, "OpenShift");
+   * without them the image's user runs the pods, or the platform's.
+   */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record PodSecurity(
+      @JsonPropertyDescription("The UID the containers run as (runAsUser); not 0 (root).")
+          @Min(1)
+          @Max(MAX_ID)
+          Long runAsUser,
+      @JsonPropertyDescription(
+              "Their primary GID (runAsGroup). Default: the user's group in the image, or 0 for a"
+                  + " UID the image does not know; the images' files are readable in group 0.")
+          @Min(0)
+          @Max(MAX_ID)
+          Long runAsGroup,
+      @JsonPropertyDescription(
+              "A supplementary GID of the containers that owns the pods' volumes (fsGroup).")
+          @Min(0)
+          @Max(MAX_ID)
+          Long fsGroup) {}
+
+  /** The largest UID or GID Kubernetes accepts. */
+  public static final long MAX_ID = Integer.MAX_VALUE;
 
   /**
    * A container's environment variable: Kubernetes' EnvVar with a bounded name, so the CRD's rules
@@ -156,11 +190,15 @@ public record PodSettingsSpec(
           PallasNames.LABEL_POD_GROUP);
 
   public static final List<String> RESERVED_VOLUMES =
-      List.of(PallasNames.CONFIG_VOLUME, PallasNames.TMP_VOLUME, PallasNames.TOKENS_VOLUME);
+      List.of(
+          PallasNames.CONFIG_VOLUME,
+          PallasNames.TMP_VOLUME,
+          PallasNames.TOKENS_VOLUME,
+          PallasNames.IDENTITY_VOLUME);
 
   /** The operator's read-only mounts: nothing may be mounted at, inside or above them. */
   public static final List<String> READ_ONLY_MOUNTS =
-      List.of(PallasNames.CONFIG_DIR, PallasNames.STATIC_TOKENS_DIR);
+      List.of(PallasNames.CONFIG_DIR, PallasNames.STATIC_TOKENS_DIR, PallasNames.IDENTITY_DIR);
 
   /** The operator's writable mount: a volume may be mounted inside it, not at or above it. */
   public static final String TMP_MOUNT = PallasNames.TMP_DIR;
@@ -193,11 +231,13 @@ public record PodSettingsSpec(
         or(agent, fleet, PodSettingsSpec::envFrom),
         or(agent, fleet, PodSettingsSpec::volumes),
         or(agent, fleet, PodSettingsSpec::volumeMounts),
-        or(agent, fleet, PodSettingsSpec::serviceAccountName));
+        or(agent, fleet, PodSettingsSpec::serviceAccountName),
+        or(agent, fleet, PodSettingsSpec::securityContext));
   }
 
   public static final PodSettingsSpec EMPTY =
-      new PodSettingsSpec(null, null, null, null, null, null, null, null, null, null, null, null);
+      new PodSettingsSpec(
+          null, null, null, null, null, null, null, null, null, null, null, null, null);
 
   private static <T> T or(
       PodSettingsSpec agent, PodSettingsSpec fleet, Function<PodSettingsSpec, T> field) {

@@ -40,7 +40,8 @@ public final class SecretFields {
   private SecretFields() {}
 
   /**
-   * The fields holding a secret value, set ones only: providers' keys, servers' headers, tracing.
+   * The fields holding a secret value, set ones only: providers' keys, servers' headers, the
+   * agents' OIDC client, tracing.
    */
   public static List<Value> values(PallasDeploymentSpec spec) {
     List<Value> out = new ArrayList<>();
@@ -76,6 +77,26 @@ public final class SecretFields {
                   called));
         }
       }
+    }
+    OAuthClientSpec client =
+        spec.auth() == null || spec.auth().oidc() == null ? null : spec.auth().oidc().client();
+    if (client != null && client.secret() != null) {
+      // the agents' own client: only the pods of agents that exchange tokens with it get it
+      // (docs/runtime.md, "Downstream credentials"), and the registry's, whose call_tool exchanges
+      // as they do; never inline (validation.Rules)
+      Predicate<AgentSpec> exchanges =
+          a ->
+              servers.stream()
+                  .anyMatch(
+                      s -> s.tokenExchange() != null && a.effectiveServers().contains(s.name()));
+      out.add(
+          new Value(
+              "spec.auth.oidc.client.secret",
+              "/auth/oidc/client/secret",
+              "auth.oidc.client.secret",
+              client.secret(),
+              exchanges,
+              spec.effectiveAgents().stream().anyMatch(exchanges)));
     }
     if (spec.tracing() != null && spec.tracing().headers() != null) {
       // only ever a Secret key: an exporter's token never sits in the manifest

@@ -135,6 +135,55 @@ class ManifestParserTest {
         .isNotNull();
   }
 
+  /**
+   * A server's token exchange (issue 18 §3): by the agents' own client of the OIDC issuer, whose
+   * secret is never inline; for an audience or a resource; instead of forwarding and of an
+   * Authorization header of its own (CelRulesIT holds the CRD to the same).
+   */
+  @Test
+  void tokenExchangeNeedsTheAgentsClientAndExcludesTheOtherCredentials() {
+    String fleet =
+        HEAD
+            + """
+            spec:
+              defaultModel: passthrough
+              auth: {oidc: {issuerUrl: 'https://k/realms/p', allowForwarding: true CLIENT}}
+              mcpServers: [{name: s, url: 'http://s:1/mcp', tokenExchange: EXCHANGE OTHER}]
+              agents: [{name: a, servers: [s]}]
+            """;
+    String client = ", client: {id: agents, secret: {secretKeyRef: {name: agents, key: secret}}}";
+    String ok =
+        fleet
+            .replace("CLIENT", client)
+            .replace("EXCHANGE", "{audience: tools, scopes: [tools]}")
+            .replace(" OTHER", "");
+    assertThat(ManifestParser.parse(ok, "ok.yaml").getSpec().mcpServers().get(0).tokenExchange())
+        .isEqualTo(new TokenExchangeSpec("tools", null, List.of("tools")));
+    assertThat(problems(ok.replace(client, "")))
+        .containsExactly("spec.mcpServers: " + Rules.EXCHANGE_NEEDS_CLIENT);
+    assertThat(problems(ok.replace("secretKeyRef: {name: agents, key: secret}", "value: hunter2")))
+        .containsExactly("spec.auth.oidc.client.secret: " + Rules.INLINE_CLIENT_SECRET);
+    assertThat(problems(ok.replace("{audience: tools, scopes: [tools]}", "{scopes: [tools]}")))
+        .containsExactly(
+            "spec.mcpServers[0].tokenExchange: set audience, resource or both: whom the exchanged"
+                + " token is for");
+    assertThat(problems(ok.replace("{audience: tools,", "{resource: 'not a url',")))
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("spec.mcpServers[0].tokenExchange.resource:");
+    assertThat(
+            problems(ok.replace("scopes: [tools]}", "scopes: [tools]}, forwardInboundAuth: true")))
+        .containsExactly(
+            "spec.mcpServers[0]: set at most one of tokenExchange and forwardInboundAuth");
+    assertThat(
+            problems(
+                ok.replace(
+                    "scopes: [tools]}",
+                    "scopes: [tools]}, headers: [{name: Authorization, value: 'Bearer x'}]")))
+        .containsExactly(
+            "spec.mcpServers[0]: tokenExchange sends the exchanged token as the Authorization"
+                + " header: headers may not set one too");
+  }
+
   @Test
   void aSecondYamlDocumentIsRefused() {
     assertThat(

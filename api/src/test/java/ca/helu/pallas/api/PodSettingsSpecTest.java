@@ -26,6 +26,7 @@ class PodSettingsSpecTest {
           labels: {team: search}
           env: [{name: A, value: "1"}, {name: B, valueFrom: {secretKeyRef: {name: s, key: k}}}]
           volumeMounts: [{name: ca, mountPath: /etc/ssl/site, readOnly: true}]
+          securityContext: {runAsUser: 1000650000, fsGroup: 1000650000}
         agents:
           - {name: a}
           - name: b
@@ -43,6 +44,7 @@ class PodSettingsSpecTest {
     assertThat(b.labels()).containsExactlyEntriesOf(Map.of("team", "vision"));
     assertThat(b.priorityClassName()).isEqualTo("high");
     assertThat(b.env()).isEqualTo(spec.pod().env());
+    assertThat(b.securityContext().runAsUser()).isEqualTo(1000650000L);
     assertThat(spec.effectivePod()).isEqualTo(spec.pod());
   }
 
@@ -74,6 +76,22 @@ class PodSettingsSpecTest {
     assertThat(PodSettingsSpec.mountCollides("/etc/pallas-extra")).isFalse();
     assertThat(PodSettingsSpec.mountCollides("/etc/ssl/site")).isFalse();
     assertThat(PodSettingsSpec.mountCollides("/data")).isFalse();
+  }
+
+  @Test
+  void theValidatorRefusesRootAndIdsKubernetesRefuses() throws JsonProcessingException {
+    PallasDeployment d =
+        ManifestParser.yamlMapper()
+            .readValue(
+                FLEET.replace(
+                    "securityContext: {runAsUser: 1000650000, fsGroup: 1000650000}",
+                    "securityContext: {runAsUser: 0, runAsGroup: -1, fsGroup: 2147483648}"),
+                PallasDeployment.class);
+    assertThat(DeploymentValidator.validate(d))
+        .containsExactly(
+            "spec.pod.securityContext.runAsUser: 0 must be between 1 and 2147483647",
+            "spec.pod.securityContext.runAsGroup: -1 must be between 0 and 2147483647",
+            "spec.pod.securityContext.fsGroup: 2147483648 must be between 0 and 2147483647");
   }
 
   @Test

@@ -97,6 +97,46 @@ class SecretFieldsTest {
         .containsExactly("spec.mcpServers[0].headers[0].valueFrom");
   }
 
+  /**
+   * The agents' own OIDC client secret (docs/runtime.md, "Downstream credentials") goes to the
+   * agents that exchange tokens and to the registry, whose call_tool exchanges as they do; never to
+   * an agent that does not.
+   */
+  @Test
+  void theAgentsClientSecretGoesToTheExchangingAgentsAndTheRegistryOnly() {
+    PallasDeploymentSpec spec =
+        ManifestParser.parse(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: fleet}
+                spec:
+                  defaultModel: passthrough
+                  auth:
+                    oidc:
+                      issuerUrl: https://issuer.example/realms/pallas
+                      audience: "https://agents.example/{agent}"
+                      client: {id: pallas-agents, secret: {secretKeyRef: {name: agents, key: s}}}
+                  mcpServers:
+                    - {name: exchanged, url: http://e/mcp, tokenExchange: {audience: e}}
+                    - {name: plain, url: http://p/mcp}
+                  agents:
+                    - {name: swapper, servers: [exchanged]}
+                    - {name: other, servers: [plain]}
+                """,
+                "client.yaml")
+            .getSpec();
+    SecretFields.Value secret =
+        SecretFields.values(spec).stream()
+            .filter(v -> v.field().equals("spec.auth.oidc.client.secret"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(secret.usedBy().test(spec.agent("swapper").orElseThrow())).isTrue();
+    assertThat(secret.usedBy().test(spec.agent("other").orElseThrow())).isFalse();
+    assertThat(secret.usedByRegistry()).isTrue();
+    assertThat(SecretFields.secretNames(spec)).containsExactly("agents");
+  }
+
   @Test
   void inlineValuesMoveToTheFleetsSecretAndNothingElseChanges() {
     Map<String, String> moved = new TreeMap<>();

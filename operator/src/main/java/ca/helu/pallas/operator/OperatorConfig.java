@@ -1,5 +1,6 @@
 package ca.helu.pallas.operator;
 
+import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.validation.Formats;
 import java.time.Duration;
 import java.util.Arrays;
@@ -35,6 +36,9 @@ import java.util.UUID;
  * @param defaultStoreSecret the store Secret a fleet without {@code spec.store} keeps its
  *     conversations in when its namespace holds a Secret of that name (docs/operator.md, "The
  *     conversation store"), or null: such fleets keep them in memory
+ * @param operatorAccount the operator's own ServiceAccount, whose tokens agents with {@code
+ *     spec.auth} accept for the Verified handshake (docs/runtime.md, "Agents calling agents"), or
+ *     null when it runs under none
  */
 public record OperatorConfig(
     Set<String> watchNamespaces,
@@ -51,7 +55,8 @@ public record OperatorConfig(
     int drainSeconds,
     Duration verifyInterval,
     Map<String, String> tracing,
-    String defaultStoreSecret) {
+    String defaultStoreSecret,
+    ServiceAccountRef operatorAccount) {
 
   public static final String DEFAULT_RUNTIME_IMAGE = "pallas-agent-runtime:0.1.0";
 
@@ -86,7 +91,28 @@ public record OperatorConfig(
         env.entrySet().stream()
             .filter(e -> e.getKey().startsWith("OTEL_"))
             .collect(java.util.stream.Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue)),
-        defaultStoreSecret(env));
+        defaultStoreSecret(env),
+        operatorAccount(env));
+  }
+
+  /** A ServiceAccount, by namespace and name. */
+  public record ServiceAccountRef(String namespace, String name) {
+    /** Its tokens' subject. */
+    public String subject() {
+      return PallasNames.serviceAccountSubject(namespace, name);
+    }
+  }
+
+  /**
+   * The operator's own ServiceAccount: PALLAS_OPERATOR_SERVICE_ACCOUNT (the chart sets it from the
+   * pod's spec.serviceAccountName) in POD_NAMESPACE; null when unset.
+   */
+  private static ServiceAccountRef operatorAccount(Map<String, String> env) {
+    String account = env.getOrDefault("PALLAS_OPERATOR_SERVICE_ACCOUNT", "").trim();
+    String namespace = env.getOrDefault("POD_NAMESPACE", "").trim();
+    return account.isEmpty() || namespace.isEmpty()
+        ? null
+        : new ServiceAccountRef(namespace, account);
   }
 
   /** PALLAS_DEFAULT_STORE_SECRET: a Secret's name, or unset (blank) for none. */

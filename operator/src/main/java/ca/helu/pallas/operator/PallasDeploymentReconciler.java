@@ -9,6 +9,7 @@ import ca.helu.pallas.api.validation.DeploymentValidator;
 import ca.helu.pallas.operator.dependent.AgentAutoscalersDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDeploymentsDependentResource;
 import ca.helu.pallas.operator.dependent.AgentDisruptionBudgetsDependentResource;
+import ca.helu.pallas.operator.dependent.AgentServiceAccountsDependentResource;
 import ca.helu.pallas.operator.dependent.AgentServicesDependentResource;
 import ca.helu.pallas.operator.dependent.ConfigMapDependentResource;
 import ca.helu.pallas.operator.dependent.Fleets;
@@ -69,7 +70,14 @@ import org.slf4j.LoggerFactory;
           type = InlineSecretDependentResource.class,
           reconcilePrecondition = InlineSecretDependentResource.HasInlineSecrets.class),
       @Dependent(name = "agent-services", type = AgentServicesDependentResource.class),
-      @Dependent(name = "agent-deployments", type = AgentDeploymentsDependentResource.class),
+      @Dependent(
+          name = "agent-service-accounts",
+          type = AgentServiceAccountsDependentResource.class),
+      // a pod of a ServiceAccount that does not exist yet is refused: the accounts first
+      @Dependent(
+          name = "agent-deployments",
+          type = AgentDeploymentsDependentResource.class,
+          dependsOn = "agent-service-accounts"),
       @Dependent(
           name = "agent-autoscalers",
           type = AgentAutoscalersDependentResource.class,

@@ -3,6 +3,7 @@ package ca.helu.pallas.operator;
 import ca.helu.pallas.operator.verify.AgentEndpoints;
 import ca.helu.pallas.operator.verify.AgentVerifier;
 import ca.helu.pallas.operator.verify.McpHandshake;
+import ca.helu.pallas.operator.verify.OperatorTokens;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.Operator;
@@ -77,7 +78,13 @@ public final class PallasOperator implements AutoCloseable {
         config.verifyInterval().isZero()
             ? null
             : new AgentVerifier(
-                endpoints, new McpHandshake(), config.verifyInterval(), Clock.systemUTC());
+                endpoints,
+                new McpHandshake(),
+                config.operatorAccount() == null
+                    ? null
+                    : new OperatorTokens(client, config.operatorAccount(), Clock.systemUTC()),
+                config.verifyInterval(),
+                Clock.systemUTC());
     operator.register(
         new PallasDeploymentReconciler(config, new Events(client), Clock.systemUTC(), verifier),
         o -> {

@@ -10,11 +10,14 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * One agent's inbound authentication (docs/runtime.md, "Inbound authentication"), as {@code
  * spec.auth} chooses it: who may call, what a client without a token may still do ({@code
- * openHealth}), and the agent's Protected Resource Metadata (RFC 9728) that a 401 points to.
+ * openHealth}), and the agent's Protected Resource Metadata (RFC 9728) that a 401 points to. Beside
+ * its callers, the agents of its fleet that call it (and its registry, and the operator) present
+ * identities of their own ({@link AgentTokens}; docs/runtime.md, "Agents calling agents").
  */
 public final class InboundAuth {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -29,6 +32,7 @@ public final class InboundAuth {
   public static final String METADATA_PATH = "/.well-known/oauth-protected-resource";
 
   private final Authenticator authenticator;
+  private final AgentTokens agents;
   private final OidcTokens oidc;
   private final boolean openHealth;
   private final String resource;
@@ -40,6 +44,7 @@ public final class InboundAuth {
 
   private InboundAuth(
       Authenticator authenticator,
+      AgentTokens agents,
       OidcTokens oidc,
       boolean openHealth,
       String resource,
@@ -48,6 +53,7 @@ public final class InboundAuth {
       Set<String> openTools) {
     this.openTools = Set.copyOf(openTools);
     this.authenticator = authenticator;
+    this.agents = agents;
     this.oidc = oidc;
     this.openHealth = openHealth;
     this.resource = resource;
@@ -66,7 +72,7 @@ public final class InboundAuth {
    *     or tokens were given for a manifest that does not ask for them
    */
   public static Optional<InboundAuth> of(
-      AuthSpec spec, String agent, String resource, StaticTokens staticTokens) {
+      AuthSpec spec, String agent, String resource, StaticTokens staticTokens, AgentTokens agents) {
     check(spec, staticTokens);
     if (spec == null) {
       return Optional.empty();
@@ -105,6 +111,7 @@ public final class InboundAuth {
     return Optional.of(
         new InboundAuth(
             authenticator,
+            agents,
             oidc,
             spec.effectiveOpenHealth(),
             resource,
@@ -141,8 +148,27 @@ public final class InboundAuth {
     return uri.getScheme() + "://" + uri.getRawAuthority() + METADATA_PATH + path;
   }
 
-  public Caller authenticate(String authorization) throws AuthFailure {
-    return authenticator.authenticate(authorization);
+  /**
+   * Who a request's Authorization header (and, from an agent of the fleet, the caller it carries)
+   * says calls: a caller, or none for an observer (the operator, the registry), which may do what a
+   * client without a token may with {@code openHealth}.
+   *
+   * @param header the request's headers by name
+   * @throws AuthFailure when the request may not call
+   */
+  public Optional<Caller> authenticate(String authorization, UnaryOperator<String> header)
+      throws AuthFailure {
+    if (agents != null) {
+      Optional<String> token = BearerTokens.of(authorization);
+      Optional<AgentTokens.Identity> identity =
+          token.isPresent() ? agents.identify(token.get()) : Optional.empty();
+      if (identity.isPresent()) {
+        return identity.get().isObserver()
+            ? Optional.empty()
+            : Optional.of(CarriedCaller.read(identity.get().agent(), header));
+      }
+    }
+    return Optional.of(authenticator.authenticate(authorization));
   }
 
   /**
@@ -161,14 +187,10 @@ public final class InboundAuth {
     return openTools.stream().sorted().toList();
   }
 
-  /** Whether a client without a token may call {@code tool} (openHealth). */
-  public boolean isOpenTool(String tool) {
-    return openHealth && openTools.contains(tool);
-  }
-
   /** This authentication with {@code tools} open instead (the registry's discovery tools). */
   public InboundAuth openingTools(Set<String> tools) {
-    return new InboundAuth(authenticator, oidc, openHealth, resource, scopes, metadata, tools);
+    return new InboundAuth(
+        authenticator, agents, oidc, openHealth, resource, scopes, metadata, tools);
   }
 
   /** The agent's resource identifier: its MCP URL. */
@@ -193,7 +215,8 @@ public final class InboundAuth {
 
   /** Why tokens cannot be validated now (the issuer or its keys unreachable), or empty. */
   public Optional<String> problem() {
-    return oidc == null ? Optional.empty() : oidc.problem();
+    Optional<String> callers = oidc == null ? Optional.empty() : oidc.problem();
+    return callers.isPresent() || agents == null ? callers : agents.problem();
   }
 
   /**
@@ -201,6 +224,7 @@ public final class InboundAuth {
    * get_health can tell an unreachable issuer before the first token comes; true when it has been.
    */
   public boolean discover() {
-    return oidc == null || oidc.discover();
+    boolean agentsKnown = !(agents instanceof ServiceAccountTokens sa) || sa.discover();
+    return (oidc == null || oidc.discover()) && agentsKnown;
   }
 }

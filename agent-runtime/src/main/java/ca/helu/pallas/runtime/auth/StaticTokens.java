@@ -53,7 +53,8 @@ public final class StaticTokens implements Authenticator {
     return new Caller(match, null, Set.of());
   }
 
-  private static byte[] sha256(String token) {
+  /** The SHA-256 of a token, the only form in which a configured token is held. */
+  static byte[] sha256(String token) {
     try {
       return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
     } catch (NoSuchAlgorithmException e) {

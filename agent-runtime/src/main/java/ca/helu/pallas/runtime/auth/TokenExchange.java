@@ -9,10 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,12 +17,12 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * RFC 8693 token exchange for one downstream server (docs/runtime.md, "Inbound authentication"):
+ * RFC 8693 token exchange for one downstream server (docs/runtime.md, "Downstream credentials"):
  * the caller's access token is exchanged at the issuer, by the agent as an OAuth client of its own,
- * for a token meant for that server (its audience, and the scopes it needs), so that the caller's
- * own token never leaves the agent (the MCP authorization specification forbids passing it on). An
- * exchanged token is reused for the same caller's token until 30 s before it expires; at most
- * {@link #MAX_CACHED} are kept, the oldest going first.
+ * for a token meant for that server (its audience, its RFC 8707 resource, and the scopes it needs),
+ * so that the caller's own token never leaves the agent (the MCP authorization specification
+ * forbids passing it on). An exchanged token is reused for the same caller's token until 30 s
+ * before it expires; at most {@link #MAX_CACHED} are kept, the oldest going first.
  */
 public final class TokenExchange {
   static final int MAX_CACHED = 10_000;
@@ -39,6 +36,7 @@ public final class TokenExchange {
   private final String client;
   private final String secret;
   private final String audience;
+  private final String resource;
   private final Set<String> scopes;
   private final Duration timeout;
   private final HttpClient http;
@@ -48,7 +46,8 @@ public final class TokenExchange {
 
   /**
    * @param client the agent's client id at the issuer, {@code secret} its secret
-   * @param audience the downstream server's audience (a client id, for Keycloak)
+   * @param audience the downstream server's audience (a client id, for Keycloak), or null
+   * @param resource the downstream server's resource identifier (RFC 8707), or null
    * @param scopes the scopes to ask for (Keycloak grants an audience through a client scope)
    */
   public TokenExchange(
@@ -56,12 +55,17 @@ public final class TokenExchange {
       String client,
       String secret,
       String audience,
+      String resource,
       Set<String> scopes,
       Duration timeout) {
+    if (audience == null && resource == null) {
+      throw new IllegalArgumentException("a token exchange needs an audience or a resource");
+    }
     this.issuer = IssuerMetadata.normalized(issuer);
     this.client = client;
     this.secret = secret;
     this.audience = audience;
+    this.resource = resource;
     this.scopes = Set.copyOf(scopes);
     this.timeout = timeout;
     this.http = HttpClient.newBuilder().connectTimeout(timeout).build();
@@ -76,7 +80,7 @@ public final class TokenExchange {
 
   /** A token for the downstream server on behalf of the caller whose token is {@code subject}. */
   public String exchange(String subject) throws Failure {
-    String key = sha256(subject);
+    String key = SignedTokens.digest(subject);
     synchronized (cache) {
       Exchanged cached = cache.get(key);
       if (cached != null && System.nanoTime() - cached.expiresAtNanos < 0) {
@@ -105,7 +109,12 @@ public final class TokenExchange {
     form.put("subject_token", subject);
     form.put("subject_token_type", "urn:ietf:params:oauth:token-type:access_token");
     form.put("requested_token_type", "urn:ietf:params:oauth:token-type:access_token");
-    form.put("audience", audience);
+    if (audience != null) {
+      form.put("audience", audience);
+    }
+    if (resource != null) {
+      form.put("resource", resource);
+    }
     if (!scopes.isEmpty()) {
       form.put("scope", String.join(" ", scopes));
     }
@@ -150,7 +159,7 @@ public final class TokenExchange {
     if (response.statusCode() != 200) {
       throw new Failure(
           "the issuer refused to exchange the caller's token for "
-              + audience
+              + (audience != null ? audience : resource)
               + ": "
               + bounded(answer.path("error").asText("HTTP " + response.statusCode()))
               + (answer.hasNonNull("error_description")
@@ -180,15 +189,5 @@ public final class TokenExchange {
   private static String bounded(String text) {
     String line = text.replaceAll("\\p{Cntrl}+", " ").strip();
     return line.length() <= MAX_ISSUER_TEXT ? line : line.substring(0, MAX_ISSUER_TEXT) + "…";
-  }
-
-  private static String sha256(String token) {
-    try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("this JVM has no SHA-256", e);
-    }
   }
 }

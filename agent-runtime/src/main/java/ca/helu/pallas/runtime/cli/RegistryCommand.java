@@ -6,15 +6,18 @@ import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.auth.InboundAuth;
+import ca.helu.pallas.runtime.auth.ProjectedTokens;
 import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.downstream.McpToolServers;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.ConfigMapManifestSource;
 import ca.helu.pallas.runtime.registry.FileManifestSource;
 import ca.helu.pallas.runtime.registry.ManifestSource;
 import ca.helu.pallas.runtime.registry.RegistryServer;
+import ca.helu.pallas.runtime.serve.PodIdentity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
@@ -24,6 +27,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,7 +121,8 @@ final class RegistryCommand implements Command {
             new McpToolServers(new Secrets(env), Duration.ofMinutes(10)),
             List.of(),
             RegistryServer.LINK_TIMEOUT,
-            RegistryServer.LINK_INTERVAL);
+            RegistryServer.LINK_INTERVAL,
+            linkCredentials(first, env));
     synchronized (lock) {
       server = new RegistryServer(options, current.getSpec(), metrics).start();
     }
@@ -146,6 +151,24 @@ final class RegistryCommand implements Command {
       return null;
     }
     return CommonOptions.staticTokens(staticTokens, env);
+  }
+
+  /**
+   * What the registry pod presents to each agent it follows, with {@code spec.auth}: the token the
+   * kubelet projects for that agent into its identity volume (the operator renders it;
+   * docs/runtime.md, "Agents calling agents"); nothing outside such a pod.
+   */
+  private static Function<String, Credentials> linkCredentials(
+      PallasDeployment deployment, Environment env) {
+    if (deployment.getSpec().auth() == null) {
+      return agent -> Credentials.NONE;
+    }
+    return PodIdentity.from(env)
+        .<Function<String, Credentials>>map(pod -> {
+          ProjectedTokens tokens = new ProjectedTokens(pod.dir());
+          return agent -> Credentials.peer(() -> tokens.tokenFor(agent));
+        })
+        .orElse(agent -> Credentials.NONE);
   }
 
   private ManifestSource fileSource(Environment env) {

@@ -10,6 +10,7 @@ import ca.helu.pallas.runtime.mcp.TurnLimits;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
 import ca.helu.pallas.runtime.serve.Fleet;
+import ca.helu.pallas.runtime.serve.PodIdentity;
 import ca.helu.pallas.runtime.serve.ServeOptions;
 import ca.helu.pallas.runtime.store.HistoryStore;
 import ca.helu.pallas.runtime.store.MemoryHistoryStore;
@@ -252,7 +253,8 @@ final class ServeCommand implements Command {
               new TurnLimits(
                   Duration.ofSeconds(turnTimeoutSeconds), TurnLimits.DEFAULT.heartbeat()),
               historyMaxChars == null ? Long.MAX_VALUE : positive(historyMaxChars),
-              CommonOptions.staticTokens(staticTokens, env));
+              CommonOptions.staticTokens(staticTokens, env),
+              cluster ? PodIdentity.from(env).orElse(null) : null);
       InboundAuth.check(deployment.getSpec().auth(), options.staticTokens());
       storeConfig = storeConfig(env);
       env = Tracing.withManifest(env, deployment.getSpec().tracing());

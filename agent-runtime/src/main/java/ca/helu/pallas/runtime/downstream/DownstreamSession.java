@@ -12,7 +12,6 @@ import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -50,7 +49,7 @@ final class DownstreamSession {
       String name,
       String url,
       Map<String, String> headers,
-      boolean forwardBearer,
+      Credentials credentials,
       Duration timeout,
       Supplier<HttpClient> http,
       Consumer<McpSchema.ProgressNotification> progress,
@@ -68,7 +67,15 @@ final class DownstreamSession {
     static Endpoint probe(
         String url, Map<String, String> headers, Duration timeout, Supplier<HttpClient> http) {
       return new Endpoint(
-          "health probe of " + url, url, headers, false, timeout, http, n -> {}, () -> {}, false);
+          "health probe of " + url,
+          url,
+          headers,
+          Credentials.NONE,
+          timeout,
+          http,
+          n -> {},
+          () -> {},
+          false);
     }
   }
 
@@ -140,6 +147,8 @@ final class DownstreamSession {
     HttpClientStreamableHttpTransport transport =
         transportTo(endpoint.url(), endpoint.headers(), http)
             .asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
+              // read at each request: an agent's identity is a token the kubelet rotates
+              endpoint.credentials().session().forEach(builder::setHeader);
               // WatchingTransport leaves our entries only in the context of a tools/call, and the
               // SDK sends that as one POST; the long-lived GET may be opened in any context
               if ("POST".equals(method)) {
@@ -147,9 +156,8 @@ final class DownstreamSession {
                 if (watch != null && body != null) {
                   builder.POST(DownstreamHttpClient.WatchedRequestBody.of(body, watch));
                 }
-                if (endpoint.forwardBearer()
-                    && ctx.get(WatchingTransport.BEARER) instanceof String token) {
-                  builder.setHeader("Authorization", "Bearer " + token);
+                if (ctx.get(WatchingTransport.CALL_HEADERS) instanceof Map<?, ?> call) {
+                  call.forEach((name, value) -> builder.setHeader((String) name, (String) value));
                 }
                 // the calling span, as traceparent/tracestate (docs/observability.md, "Context
                 // propagation"); carried like the bearer, in the call's Reactor context
@@ -230,14 +238,16 @@ final class DownstreamSession {
    * other calls.
    */
   McpSchema.CallToolResult callTool(
-      McpSchema.CallToolRequest request, Optional<String> bearer, Cancellation stop) {
+      McpSchema.CallToolRequest request, Map<String, String> callHeaders, Cancellation stop) {
     CallWatch watch = new CallWatch();
     // the call that made this one stops: the server is told (docs/runtime.md, "Deadlines and
     // cancellation"), and block() below, interrupted, gives the call up, closing its exchange
     Runnable unregister = stop.onStop(why -> cancel(watch.requestId(), why));
     Map<String, Object> entries = new HashMap<>();
     entries.put(WatchingTransport.WATCH, watch);
-    bearer.ifPresent(token -> entries.put(WatchingTransport.BEARER, token));
+    if (!callHeaders.isEmpty()) {
+      entries.put(WatchingTransport.CALL_HEADERS, callHeaders);
+    }
     Map<String, String> trace = TraceHeaders.ofCurrentSpan();
     if (!trace.isEmpty()) {
       entries.put(WatchingTransport.TRACE, trace);

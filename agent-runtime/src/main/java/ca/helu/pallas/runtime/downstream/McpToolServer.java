@@ -40,9 +40,11 @@ import org.slf4j.LoggerFactory;
  * in flight at once are bounded ({@code maxConcurrentCalls}); past the bound a call waits, holding
  * nothing, at most its timeout.
  *
- * <p>The caller's bearer travels in the Reactor context of each call and is read by a request
- * customizer (docs/contract.md, "Bearer forwarding": never a thread-local, never shared mutable
- * headers), so concurrent calls with different bearers cannot see each other's token.
+ * <p>What a call carries to say who asks ({@link Credentials}: the caller's bearer, a token
+ * exchanged for it, the calling agent's identity and its caller) travels in the Reactor context of
+ * each call and is read by a request customizer (docs/contract.md, "Bearer forwarding": never a
+ * thread-local, never shared mutable headers), so concurrent calls with different callers cannot
+ * see each other's token.
  */
 public final class McpToolServer implements ToolServer, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(McpToolServer.class);
@@ -53,6 +55,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   private final String name;
   private final String url;
   private final Map<String, String> headers;
+  private final Credentials credentials;
   private final Duration timeout;
   private final Predicate<String> exposed;
   private final int maxConcurrentCalls;
@@ -70,7 +73,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   /**
    * @param headers resolved static headers (secrets already read)
-   * @param forwardInboundAuth send the caller's bearer, unless an Authorization header is set
+   * @param credentials what its requests carry to say who asks, beside {@code headers}
    * @param exposed which of the server's tools the model may see
    * @param maxConcurrentCalls tool calls in flight at once, all callers together
    */
@@ -78,27 +81,25 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       String name,
       String url,
       Map<String, String> headers,
-      boolean forwardInboundAuth,
+      Credentials credentials,
       Duration timeout,
       Predicate<String> exposed,
       int maxConcurrentCalls) {
     this.name = name;
     this.url = url;
     this.headers = Map.copyOf(headers);
+    this.credentials = credentials;
     this.timeout = timeout;
     this.exposed = exposed;
     this.maxConcurrentCalls = maxConcurrentCalls;
     // fair: calls past the bound get their turn in arrival order
     this.slots = new Semaphore(maxConcurrentCalls, true);
-    boolean forwardBearer =
-        forwardInboundAuth
-            && headers.keySet().stream().noneMatch("Authorization"::equalsIgnoreCase);
     DownstreamSession.Endpoint endpoint =
         new DownstreamSession.Endpoint(
             name,
             url,
             this.headers,
-            forwardBearer,
+            credentials,
             timeout,
             this::http,
             this::relay,
@@ -143,6 +144,17 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
 
   public Map<String, String> headers() {
     return headers;
+  }
+
+  /** What a probe of this server sends: its headers and, read now, its session's credentials. */
+  public Map<String, String> probeHeaders() {
+    Map<String, String> session = credentials.session();
+    if (session.isEmpty()) {
+      return headers;
+    }
+    Map<String, String> all = new HashMap<>(headers);
+    all.putAll(session);
+    return all;
   }
 
   /** Calls to this server in flight now (at most maxConcurrentCalls). */
@@ -324,6 +336,13 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
   }
 
   private Outcome callInSlot(String tool, Map<String, Object> arguments, CallContext context) {
+    Map<String, String> callHeaders;
+    try {
+      callHeaders = credentials.call(context);
+    } catch (Credentials.Refused e) {
+      // the caller's credentials failed, not the server: its health is as it was
+      return Outcome.failed(e.getMessage());
+    }
     // when our caller wants progress, ask for the downstream's too and pass it on (a sub-agent's
     // own steps show up under the caller's token)
     String relayToken = null;
@@ -344,7 +363,7 @@ public final class McpToolServer implements ToolServer, AutoCloseable {
       McpSchema.CallToolRequest built = request.build();
       McpSchema.CallToolResult result =
           onSession(
-              session -> session.callTool(built, context.bearer(), context.cancellation()),
+              session -> session.callTool(built, callHeaders, context.cancellation()),
               context.cancellation()::stopped);
       health.answered();
       return result == null ? Outcome.failed("no result") : new Outcome(result, null);

@@ -1,13 +1,18 @@
 package ca.helu.pallas.runtime.downstream;
 
 import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.HeaderSpec;
 import ca.helu.pallas.api.McpServerSpec;
+import ca.helu.pallas.api.OAuthClientSpec;
 import ca.helu.pallas.api.PallasDeploymentSpec;
+import ca.helu.pallas.api.TokenExchangeSpec;
+import ca.helu.pallas.runtime.auth.TokenExchange;
 import ca.helu.pallas.runtime.config.Secrets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -16,10 +21,23 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The clients of the servers an agent calls, from the manifest: downstream MCP servers with their
- * headers (secrets resolved), and peer agents, whose agent-named tool alone the model sees.
+ * headers (secrets resolved) and credentials (docs/runtime.md, "Downstream credentials"), and peer
+ * agents, whose agent-named tool alone the model sees.
  */
 public final class McpToolServers {
   private static final Logger LOG = LoggerFactory.getLogger(McpToolServers.class);
+
+  /** How long one request to the issuer (a token exchange) may take. */
+  static final Duration ISSUER_TIMEOUT = Duration.ofSeconds(5);
+
+  /** How an agent reaches the other agents of its fleet it calls. */
+  public interface Peers {
+    /** Where {@code peer}'s /mcp is. */
+    String url(AgentSpec peer);
+
+    /** What the agent's requests to {@code peer} carry to say who asks. */
+    Credentials credentials(AgentSpec peer);
+  }
 
   private final Secrets secrets;
   private final Duration peerTimeout;
@@ -29,30 +47,24 @@ public final class McpToolServers {
     this.peerTimeout = peerTimeout;
   }
 
-  /**
-   * @param peerUrl where the agent reaches another agent's /mcp
-   */
-  public List<McpToolServer> of(
-      PallasDeploymentSpec spec, AgentSpec agent, Function<AgentSpec, String> peerUrl) {
+  public List<McpToolServer> of(PallasDeploymentSpec spec, AgentSpec agent, Peers peers) {
     List<McpToolServer> servers = new ArrayList<>();
     for (String name : agent.effectiveServers()) {
-      servers.add(toolServer(spec, agent, name, peerUrl));
+      servers.add(toolServer(spec, agent, name, peers));
     }
     return List.copyOf(servers);
   }
 
   private McpToolServer toolServer(
-      PallasDeploymentSpec spec,
-      AgentSpec agent,
-      String name,
-      Function<AgentSpec, String> peerUrl) {
+      PallasDeploymentSpec spec, AgentSpec agent, String name, Peers peers) {
     McpServerSpec server = spec.mcpServer(name).orElse(null);
     if (server != null) {
+      Map<String, String> headers = headers(agent, server);
       return new McpToolServer(
           name,
           server.url(),
-          headers(agent, server),
-          server.effectiveForwardInboundAuth(),
+          headers,
+          credentials(spec.auth(), "agent " + agent.name(), server, headers),
           Duration.ofSeconds(server.effectiveTimeoutSeconds()),
           tool -> true,
           server.effectiveMaxConcurrentCalls());
@@ -62,17 +74,59 @@ public final class McpToolServers {
     // answers at once (docs/runtime.md, Limits)
     return new McpToolServer(
         name,
-        peerUrl.apply(peer),
+        peers.url(peer),
         Map.of(),
-        false,
+        peers.credentials(peer),
         peerTimeout,
         peer.name()::equals,
         McpServerSpec.DEFAULT_MAX_CONCURRENT_CALLS);
   }
 
   /**
+   * A server's credentials: a token exchanged for the caller's, or the caller's own unless an
+   * Authorization header is configured (it wins), or none beside its headers.
+   *
+   * @param who names the caller in warnings
+   */
+  private Credentials credentials(
+      AuthSpec auth, String who, McpServerSpec server, Map<String, String> headers) {
+    TokenExchangeSpec exchange = server.tokenExchange();
+    if (exchange != null) {
+      // validation made sure of the issuer and its client (api validation.Rules)
+      String issuer = auth.oidc().issuerUrl();
+      OAuthClientSpec client = auth.oidc().client();
+      return secrets
+          .resolve(client.secret())
+          .map(secret ->
+              Credentials.exchange(
+                  new TokenExchange(
+                      issuer,
+                      client.id(),
+                      secret,
+                      exchange.audience(),
+                      exchange.resource(),
+                      new LinkedHashSet<>(exchange.effectiveScopes()),
+                      ISSUER_TIMEOUT)))
+          .orElseGet(() -> {
+            String why =
+                "the agents' client secret ("
+                    + Secrets.describe(client.secret())
+                    + ") is not set: no token can be exchanged for "
+                    + server.name();
+            LOG.warn("{}: {}", who, why);
+            return Credentials.refused(why);
+          });
+    }
+    boolean ownAuthorization =
+        headers.keySet().stream().anyMatch("Authorization"::equalsIgnoreCase);
+    return server.effectiveForwardInboundAuth() && !ownAuthorization
+        ? Credentials.forward()
+        : Credentials.NONE;
+  }
+
+  /**
    * The client the registry calls a tool of {@code owner} through (docs/runtime.md, "The registry's
-   * MCP endpoint"): a downstream server with its headers and bearer rule, as an agent calls it, or
+   * MCP endpoint"): a downstream server with its headers and credentials, as an agent calls it, or
    * an agent at {@code agentUrl}, to which the caller's bearer goes when {@code forwardToAgents}
    * (the fleet asks for tokens: the agent checks the caller's as any call's).
    *
@@ -85,11 +139,12 @@ public final class McpToolServers {
       boolean forwardToAgents) {
     McpServerSpec server = spec.mcpServer(owner).orElse(null);
     if (server != null) {
+      Map<String, String> headers = headers("registry", server);
       return new McpToolServer(
           owner,
           server.url(),
-          headers("registry", server),
-          server.effectiveForwardInboundAuth(),
+          headers,
+          credentials(spec.auth(), "registry", server, headers),
           Duration.ofSeconds(server.effectiveTimeoutSeconds()),
           tool -> true,
           server.effectiveMaxConcurrentCalls());
@@ -101,7 +156,7 @@ public final class McpToolServers {
         owner,
         agentUrl.apply(agent),
         Map.of(),
-        forwardToAgents,
+        forwardToAgents ? Credentials.forward() : Credentials.NONE,
         peerTimeout,
         tool -> true,
         McpServerSpec.DEFAULT_MAX_CONCURRENT_CALLS);

@@ -37,7 +37,7 @@ public final class ResourceWatch implements AutoCloseable {
 
   private final String name;
   private final String url;
-  private final Map<String, String> headers;
+  private final Credentials credentials;
   private final List<String> uris;
   private final Duration timeout;
   private final Duration interval;
@@ -49,6 +49,7 @@ public final class ResourceWatch implements AutoCloseable {
 
   /**
    * @param name the server, in log lines
+   * @param credentials what its requests carry to say who asks (the registry's identity)
    * @param uris the resources to follow
    * @param timeout each request's
    * @param interval between pings, and the longest delay between attempts to connect
@@ -57,7 +58,7 @@ public final class ResourceWatch implements AutoCloseable {
   public ResourceWatch(
       String name,
       String url,
-      Map<String, String> headers,
+      Credentials credentials,
       List<String> uris,
       Duration timeout,
       Duration interval,
@@ -65,7 +66,7 @@ public final class ResourceWatch implements AutoCloseable {
       Listener listener) {
     this.name = name;
     this.url = url;
-    this.headers = Map.copyOf(headers);
+    this.credentials = credentials;
     this.uris = List.copyOf(uris);
     this.timeout = timeout;
     this.interval = interval;
@@ -138,7 +139,14 @@ public final class ResourceWatch implements AutoCloseable {
                 lock.notifyAll();
               }
             });
-    return McpClient.async(DownstreamSession.transportTo(url, headers, client).build())
+    return McpClient.async(
+            DownstreamSession.transportTo(url, Map.of(), client)
+                // read at each request: the registry's identity is a token the kubelet rotates
+                .asyncHttpRequestCustomizer((builder, method, target, body, ctx) -> {
+                  credentials.session().forEach(builder::setHeader);
+                  return Mono.just(builder);
+                })
+                .build())
         .clientInfo(new McpSchema.Implementation("pallas-registry", "1.0.0"))
         .requestTimeout(timeout)
         .initializationTimeout(timeout)

@@ -13,16 +13,17 @@ import reactor.util.context.ContextView;
 /**
  * The SDK's transport with our call context confined to the tools/call it belongs to.
  *
- * <p>A call puts its bearer and its {@link CallWatch} in the Reactor context of its request. Only
- * the tools/call message keeps them: anything else the SDK sends from that context (an initialize,
- * a notification) goes without, so a bearer never rides another request (docs/contract.md, "Bearer
- * forwarding"). The watch learns its request's id, and an answer on the call's stream that carries
- * another id is dropped and fails this call: the SDK would otherwise complete whichever call owns
- * that id with it. A health probe's transport drops the server's notifications altogether.
+ * <p>A call puts its credentials' headers ({@link Credentials#call}) and its {@link CallWatch} in
+ * the Reactor context of its request. Only the tools/call message keeps them: anything else the SDK
+ * sends from that context (an initialize, a notification) goes without, so a caller's token never
+ * rides another request (docs/contract.md, "Bearer forwarding"). The watch learns its request's id,
+ * and an answer on the call's stream that carries another id is dropped and fails this call: the
+ * SDK would otherwise complete whichever call owns that id with it. A health probe's transport
+ * drops the server's notifications altogether.
  */
 final class WatchingTransport implements McpClientTransport {
-  /** Keys of our entries in the {@link McpTransportContext}. */
-  static final String BEARER = "pallas.bearer";
+  /** Keys of our entries in the {@link McpTransportContext}: the call's own headers (a map). */
+  static final String CALL_HEADERS = "pallas.call-headers";
 
   static final String WATCH = "pallas.watch";
 

@@ -30,8 +30,17 @@ import org.slf4j.LoggerFactory;
 public final class HealthMonitor implements AgentHealth, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HealthMonitor.class);
 
-  /** A downstream server to probe, and how its calls have gone lately. */
-  public record Target(String name, String url, Map<String, String> headers, CallHealth calls) {
+  /**
+   * A downstream server to probe, and how its calls have gone lately.
+   *
+   * @param headers the headers of a probe, read at each (an agent's identity token rotates)
+   */
+  public record Target(
+      String name, String url, Supplier<Map<String, String>> headers, CallHealth calls) {
+    public Target(String name, String url, Map<String, String> headers, CallHealth calls) {
+      this(name, url, () -> headers, calls);
+    }
+
     public Target(String name, String url, Map<String, String> headers) {
       this(name, url, headers, CallHealth.NONE);
     }
@@ -102,7 +111,7 @@ public final class HealthMonitor implements AgentHealth, AutoCloseable {
                 long started = System.nanoTime();
                 CheckResult result =
                     probe
-                        .probe(target.url(), target.headers())
+                        .probe(target.url(), target.headers().get())
                         .took(Duration.ofNanos(System.nanoTime() - started));
                 CheckResult before = latest.put(target.name(), result);
                 onResult.accept(target.name(), result.ok());

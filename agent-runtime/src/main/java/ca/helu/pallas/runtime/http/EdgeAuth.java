@@ -44,8 +44,8 @@ final class EdgeAuth {
 
   /**
    * Authenticates a request that carries an Authorization header, or refuses one without when
-   * nothing is open; true when it may go on (a request without a token then still has its method
-   * checked by {@link #allows}).
+   * nothing is open; true when it may go on (a request without a token, or an observer's, then
+   * still has its method checked by {@link #allows}).
    */
   boolean admit(HttpServletRequest request, HttpServletResponse response) throws IOException {
     String authorization = request.getHeader("Authorization");
@@ -53,7 +53,10 @@ final class EdgeAuth {
       return true;
     }
     try {
-      request.setAttribute(Caller.ATTRIBUTE, auth.authenticate(authorization));
+      // an observer (the operator, the registry) is no caller: it may do what a client without a
+      // token may (allows)
+      auth.authenticate(authorization, request::getHeader)
+          .ifPresent(caller -> request.setAttribute(Caller.ATTRIBUTE, caller));
       return true;
     } catch (AuthFailure f) {
       refuse(response, f, NullNode.instance);
@@ -86,12 +89,13 @@ final class EdgeAuth {
   }
 
   /**
-   * What a client without a token may do with {@code openHealth}: open a session and call
-   * get_health (the registry: its discovery tools, {@link InboundAuth#openTools}) or read and
-   * subscribe to the health resource (the same answer) and to the tools and servers resources the
-   * registry indexes, with what MCP clients do on the way (notifications, ping, tools/list, which
-   * the Python SDK calls before a tool call to learn its output schema, resources/list, and answers
-   * to the server's own requests on the session, its keep-alive pings).
+   * What a client without a token may do with {@code openHealth}, and an observer (the operator,
+   * the registry: {@link InboundAuth#authenticate}) whatever {@code openHealth} says: open a
+   * session and call get_health (the registry: its discovery tools, {@link InboundAuth#openTools})
+   * or read and subscribe to the health resource (the same answer) and to the tools and servers
+   * resources the registry indexes, with what MCP clients do on the way (notifications, ping,
+   * tools/list, which the Python SDK calls before a tool call to learn its output schema,
+   * resources/list, and answers to the server's own requests on the session, its keep-alive pings).
    */
   private boolean open(McpEnvelope envelope) {
     if (envelope.isResponse()) {
@@ -100,7 +104,7 @@ final class EdgeAuth {
     String method = envelope.method();
     return OPEN_METHODS.contains(method)
         || envelope.isNotification()
-        || method.equals("tools/call") && auth.isOpenTool(envelope.tool())
+        || method.equals("tools/call") && auth.openTools().contains(envelope.tool())
         || envelope.isOpenResource();
   }
 

@@ -297,12 +297,16 @@ public final class AgentMcpServer implements AutoCloseable {
    */
   public static McpTransportContext context(HttpServletRequest request) {
     Map<String, Object> context = new HashMap<>(4);
+    Caller caller = request.getAttribute(Caller.ATTRIBUTE) instanceof Caller c ? c : null;
     String auth = request.getHeader("Authorization");
-    if (auth != null) {
+    // the caller's own token, for the servers that take it (forwarded or exchanged); an agent of
+    // the fleet calling for its caller presents its own identity, which goes nowhere further
+    // (docs/runtime.md, "Agents calling agents")
+    if (auth != null && (caller == null || caller.via() == null)) {
       context.put(TurnHandler.AUTHORIZATION, auth);
     }
     // who calls, as the edge authenticated it (docs/runtime.md, "Inbound authentication")
-    if (request.getAttribute(Caller.ATTRIBUTE) instanceof Caller caller) {
+    if (caller != null) {
       context.put(TurnHandler.CALLER, caller);
     }
     // the caller's trace context (docs/observability.md, "Context propagation")

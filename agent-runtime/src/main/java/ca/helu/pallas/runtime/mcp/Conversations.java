@@ -43,7 +43,9 @@ final class Conversations {
   /**
    * The conversation a call of {@code sessionId} by {@code caller} continues: the session's, or a
    * shared agent's one (null), or with inbound authentication a shared agent's one of this caller,
-   * so that no caller reads or continues another's (issue 18 §2).
+   * so that no caller reads or continues another's (issue 18 §2). A session an agent of the fleet
+   * opened carries all of its callers' calls: each of them has a conversation of their own in it
+   * (docs/runtime.md, "Agents calling agents").
    *
    * @param caller the authenticated caller, or null (no inbound authentication)
    */
@@ -54,7 +56,9 @@ final class Conversations {
     if (scope == InstanceScope.SHARED) {
       return caller == null ? null : "caller:" + caller.name();
     }
-    return sessionId;
+    return caller == null || caller.via() == null
+        ? sessionId
+        : sessionId + " caller:" + caller.name();
   }
 
   /**

@@ -4,6 +4,7 @@ import ca.helu.pallas.api.InstanceScope;
 import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.loop.AgentLoop;
 import ca.helu.pallas.runtime.loop.CallContext;
+import ca.helu.pallas.runtime.loop.CallerId;
 import ca.helu.pallas.runtime.loop.Cancellation;
 import ca.helu.pallas.runtime.loop.TokenTally;
 import ca.helu.pallas.runtime.loop.TurnResult;
@@ -154,6 +155,9 @@ final class TurnHandler {
       LOG.debug("refused a call: {}", refused.getMessage());
       if (caller != null) {
         MDC.put("caller", caller.name());
+        if (caller.via() != null) {
+          MDC.put("via", caller.via());
+        }
       }
       audit(request.name(), "refused", System.nanoTime(), new TokenTally());
       MDC.clear();
@@ -287,6 +291,10 @@ final class TurnHandler {
       if (caller.client() != null) {
         MDC.put("client", caller.client());
       }
+      // the agent of the fleet it came through (docs/runtime.md, "Agents calling agents")
+      if (caller.via() != null) {
+        MDC.put("via", caller.via());
+      }
     }
     SpanContext traced = Span.current().getSpanContext();
     if (traced.isValid()) {
@@ -315,6 +323,7 @@ final class TurnHandler {
           new CallContext(
               requestId,
               bearer(exchange),
+              Optional.ofNullable(caller).map(c -> new CallerId(c.name(), c.client())),
               McpProgress.forCall(exchange, request.progressToken(), agent),
               call,
               tokens);
@@ -360,7 +369,7 @@ final class TurnHandler {
   private void audit(String tool, String outcome, long start, TokenTally tokens) {
     AUDIT.info(
         "call caller={} client={} agent={} tool={} outcome={} duration_ms={}"
-            + " llm_input_tokens={} llm_output_tokens={}",
+            + " llm_input_tokens={} llm_output_tokens={} via={}",
         Objects.requireNonNullElse(MDC.get("caller"), "-"),
         Objects.requireNonNullElse(MDC.get("client"), "-"),
         agent,
@@ -368,7 +377,8 @@ final class TurnHandler {
         outcome,
         Duration.ofNanos(System.nanoTime() - start).toMillis(),
         tokens.of("input"),
-        tokens.of("output"));
+        tokens.of("output"),
+        Objects.requireNonNullElse(MDC.get("via"), "-"));
   }
 
   /** The caller the edge authenticated, or null (no inbound authentication). */

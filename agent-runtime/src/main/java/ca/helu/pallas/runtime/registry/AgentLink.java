@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.registry;
 
+import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.downstream.ResourceWatch;
 import ca.helu.pallas.runtime.health.HealthMonitor;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -9,7 +10,6 @@ import java.net.http.HttpClient;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -53,6 +53,7 @@ final class AgentLink implements ResourceWatch.Listener, AutoCloseable {
   AgentLink(
       String agent,
       String url,
+      Credentials credentials,
       Duration timeout,
       Duration interval,
       Supplier<HttpClient> http,
@@ -67,7 +68,7 @@ final class AgentLink implements ResourceWatch.Listener, AutoCloseable {
         new ResourceWatch(
             "agent " + agent,
             url,
-            Map.of(),
+            credentials,
             List.of(healthUri, toolsUri, serversUri),
             timeout,
             interval,

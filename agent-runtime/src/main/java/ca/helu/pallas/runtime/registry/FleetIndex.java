@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.registry;
 
+import ca.helu.pallas.runtime.downstream.Credentials;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.http.HttpClient;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * What the registry knows of the fleet's tools and health (docs/runtime.md, "The registry's MCP
@@ -27,6 +29,7 @@ final class FleetIndex implements AutoCloseable {
 
   private final Duration timeout;
   private final Duration interval;
+  private final Function<String, Credentials> credentials;
   private final HttpClient http;
   private final Consumer<String> healthChanged;
   private final Runnable agentsChanged;
@@ -41,13 +44,19 @@ final class FleetIndex implements AutoCloseable {
   /**
    * @param timeout of each request to an agent
    * @param interval between the pings that time each agent
+   * @param credentials what the registry's requests to an agent carry, by agent name
    * @param healthChanged told the agent whose health, as the registry shows it, may have changed
    * @param agentsChanged told when agents were added or removed
    */
   FleetIndex(
-      Duration timeout, Duration interval, Consumer<String> healthChanged, Runnable agentsChanged) {
+      Duration timeout,
+      Duration interval,
+      Function<String, Credentials> credentials,
+      Consumer<String> healthChanged,
+      Runnable agentsChanged) {
     this.timeout = timeout;
     this.interval = interval;
+    this.credentials = credentials;
     this.healthChanged = healthChanged;
     this.agentsChanged = agentsChanged;
     this.http =
@@ -100,6 +109,7 @@ final class FleetIndex implements AutoCloseable {
             new AgentLink(
                     target.agent(),
                     target.url(),
+                    credentials.apply(target.agent()),
                     timeout,
                     interval,
                     () -> http,

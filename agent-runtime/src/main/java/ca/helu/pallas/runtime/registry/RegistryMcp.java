@@ -1,5 +1,6 @@
 package ca.helu.pallas.runtime.registry;
 
+import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.health.HealthMonitor;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.EdgeSessions;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -62,11 +64,13 @@ final class RegistryMcp implements AutoCloseable {
   static final Set<String> OPEN_TOOLS = Set.of("find_tools", "get_schema", "list_servers");
 
   /**
-   * How the registry follows its agents: each request's timeout, and the interval of the pings that
-   * time each agent and find a lost session.
+   * How the registry follows its agents: each request's timeout, the interval of the pings that
+   * time each agent and find a lost session, and what its requests to each agent carry (the
+   * registry's identity with inbound authentication, docs/runtime.md, "Agents calling agents").
    */
-  record Links(Duration timeout, Duration interval) {
-    static final Links DEFAULT = new Links(Duration.ofSeconds(3), Duration.ofSeconds(15));
+  record Links(Duration timeout, Duration interval, Function<String, Credentials> credentials) {
+    static final Links DEFAULT =
+        new Links(Duration.ofSeconds(3), Duration.ofSeconds(15), agent -> Credentials.NONE);
   }
 
   static final int DEFAULT_HITS = 5;
@@ -123,7 +127,12 @@ final class RegistryMcp implements AutoCloseable {
       EdgeLimits limits) {
     this.calls = calls;
     this.index =
-        new FleetIndex(links.timeout(), links.interval(), this::healthChanged, this::agentsChanged);
+        new FleetIndex(
+            links.timeout(),
+            links.interval(),
+            links.credentials(),
+            this::healthChanged,
+            this::agentsChanged);
     this.mapper = new ObjectMapper(limits.jsonFactory());
     this.json = new JacksonMcpJsonMapper(mapper);
     JsonSchemaValidator noSchemas =

@@ -4,6 +4,7 @@ import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.runtime.auth.InboundAuth;
 import ca.helu.pallas.runtime.auth.StaticTokens;
+import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.downstream.McpToolServers;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.http.HttpHost;
@@ -28,7 +29,9 @@ public final class RegistryServer implements AutoCloseable {
    * @param staticTokens the static tokens, with {@code spec.auth.staticTokens} (else null)
    * @param toolServers the clients call_tool calls through, with the process's secrets
    * @param allowedOrigins browser origins allowed on /mcp besides localhost
-   * @param links each agent link's request timeout, and its ping interval
+   * @param linkTimeout each agent link's request timeout, {@code linkInterval} its ping interval
+   * @param linkCredentials what the links' requests to each agent carry, by agent name: the
+   *     registry's identity with inbound authentication (docs/runtime.md, "Agents calling agents")
    */
   public record Options(
       String bindAddress,
@@ -40,7 +43,8 @@ public final class RegistryServer implements AutoCloseable {
       McpToolServers toolServers,
       List<String> allowedOrigins,
       Duration linkTimeout,
-      Duration linkInterval) {
+      Duration linkInterval,
+      Function<String, Credentials> linkCredentials) {
     /** These options with the agents followed at this timeout and ping interval (tests). */
     public Options withLinks(Duration timeout, Duration interval) {
       return new Options(
@@ -53,7 +57,8 @@ public final class RegistryServer implements AutoCloseable {
           toolServers,
           allowedOrigins,
           timeout,
-          interval);
+          interval,
+          linkCredentials);
     }
   }
 
@@ -79,7 +84,8 @@ public final class RegistryServer implements AutoCloseable {
     this.mcp =
         new RegistryMcp(
             spec.effectiveVersion(),
-            new RegistryMcp.Links(options.linkTimeout(), options.linkInterval()),
+            new RegistryMcp.Links(
+                options.linkTimeout(), options.linkInterval(), options.linkCredentials()),
             calls,
             options.allowedOrigins(),
             limits);
@@ -87,7 +93,7 @@ public final class RegistryServer implements AutoCloseable {
     HttpHost.Builder builder = HttpHost.builder(options.bindAddress(), options.port());
     // the agents' rules on the registry's /mcp too (docs/runtime.md, "Inbound authentication"):
     // what only tells is open with openHealth, call_tool needs the caller's token
-    InboundAuth.of(spec.auth(), "registry", options.mcpUrl(), options.staticTokens())
+    InboundAuth.of(spec.auth(), "registry", options.mcpUrl(), options.staticTokens(), null)
         .map(auth -> auth.openingTools(RegistryMcp.OPEN_TOOLS))
         .ifPresent(auth -> builder.auth(auth, "/mcp"));
     this.http =

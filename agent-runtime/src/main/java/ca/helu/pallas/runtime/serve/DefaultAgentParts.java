@@ -142,17 +142,18 @@ public final class DefaultAgentParts implements AgentPartsFactory, AutoCloseable
   }
 
   @Override
-  public AgentParts create(PallasDeploymentSpec spec, AgentSpec agent, PeerUrls peers) {
+  public AgentParts create(PallasDeploymentSpec spec, AgentSpec agent, McpToolServers.Peers peers) {
     ModelRef m = ModelRef.of(spec.modelOf(agent));
     ModelChooser.Choice model = models.choose(spec, agent);
-    List<McpToolServer> servers = toolServers.of(spec, agent, peers::of);
+    List<McpToolServer> servers = toolServers.of(spec, agent, peers);
     for (McpToolServer server : servers) {
       metrics.toolCallsAtOnce(agent.name(), server.name(), server::inFlight, server::waiting);
     }
     HealthMonitor monitor =
         new HealthMonitor(
             servers.stream()
-                .map(s -> new HealthMonitor.Target(s.name(), s.url(), s.headers(), s.callHealth()))
+                .map(s ->
+                    new HealthMonitor.Target(s.name(), s.url(), s::probeHeaders, s.callHealth()))
                 .toList(),
             new McpProbe(this::http, timings.probeTimeout()),
             m.provider(),

@@ -7,6 +7,8 @@ import ca.helu.pallas.api.PallasDeploymentSpec;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.auth.InboundAuth;
+import ca.helu.pallas.runtime.downstream.Credentials;
+import ca.helu.pallas.runtime.downstream.McpToolServers;
 import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.http.RequestPool;
 import ca.helu.pallas.runtime.loop.AgentLoop;
@@ -47,6 +49,7 @@ public final class Fleet implements AutoCloseable {
   // every agent's MCP sessions, for the replicas that share the store (docs/runtime.md, Sessions)
   private final SessionStores sessions;
   private final Map<String, AgentHost> agents = new ConcurrentHashMap<>();
+  private final FleetIdentities identities;
   // the order the agents started in, which they drain in reverse
   private volatile List<List<String>> waves = List.of();
   private RegistryServer registry;
@@ -90,6 +93,7 @@ public final class Fleet implements AutoCloseable {
     this.partsFactory = partsFactory;
     this.histories = histories;
     this.pool = new RequestPool(options.limits());
+    this.identities = FleetIdentities.of(deployment, options);
   }
 
   /**
@@ -187,7 +191,8 @@ public final class Fleet implements AutoCloseable {
                   partsFactory.toolServers(),
                   options.allowedOrigins(),
                   RegistryServer.LINK_TIMEOUT,
-                  RegistryServer.LINK_INTERVAL),
+                  RegistryServer.LINK_INTERVAL,
+                  identities::registryCredentials),
               spec(),
               metrics);
       bind("registry", spec().effectiveRegistry().effectivePort(), registry::start);
@@ -241,10 +246,30 @@ public final class Fleet implements AutoCloseable {
 
   private void startAgent(AgentSpec agent) {
     int port = spec().portOf(agent);
+    String resource = resourceUrl(agent);
     InboundAuth auth =
-        InboundAuth.of(spec().auth(), agent.name(), resourceUrl(agent), options.staticTokens())
+        InboundAuth.of(
+                spec().auth(),
+                agent.name(),
+                resource,
+                options.staticTokens(),
+                spec().auth() == null ? null : identities.acceptedBy(agent, resource))
             .orElse(null);
-    AgentParts parts = partsFactory.create(spec(), agent, this::peerUrl);
+    AgentParts parts =
+        partsFactory.create(
+            spec(),
+            agent,
+            new McpToolServers.Peers() {
+              @Override
+              public String url(AgentSpec peer) {
+                return peerUrl(peer);
+              }
+
+              @Override
+              public Credentials credentials(AgentSpec peer) {
+                return identities.credentials(agent, peer);
+              }
+            });
     try {
       AgentLoop loop =
           new AgentLoop(

@@ -31,6 +31,8 @@ import java.util.List;
  *     (docs/runtime.md, "Conversations and concurrency"; {@code --history-max-chars})
  * @param staticTokens the callers' tokens when the manifest's {@code spec.auth.staticTokens} asks
  *     for them ({@code --static-tokens}, docs/configuration.md), held as digests only; else null
+ * @param podIdentity an agent pod's identity, for the agents of its fleet it calls and those that
+ *     call it (docs/runtime.md, "Agents calling agents"); null outside a pod
  */
 public record ServeOptions(
     String bindAddress,
@@ -43,7 +45,8 @@ public record ServeOptions(
     Integer probePort,
     TurnLimits turns,
     long historyMaxChars,
-    StaticTokens staticTokens) {
+    StaticTokens staticTokens,
+    PodIdentity podIdentity) {
   public ServeOptions {
     onlyAgents = List.copyOf(onlyAgents);
     if (probePort != null && onlyAgents.isEmpty()) {
@@ -65,6 +68,7 @@ public record ServeOptions(
         null,
         TurnLimits.DEFAULT,
         Long.MAX_VALUE,
+        null,
         null);
   }
 
@@ -80,7 +84,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
@@ -95,7 +100,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
@@ -110,7 +116,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
@@ -125,7 +132,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   public ServeOptions withTurns(TurnLimits turnLimits) {
@@ -140,7 +148,8 @@ public record ServeOptions(
         probePort,
         turnLimits,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   /** Each conversation's history holds at most {@code chars} characters. */
@@ -156,7 +165,25 @@ public record ServeOptions(
         probePort,
         turns,
         chars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
+  }
+
+  /** An agent pod with this identity (docs/runtime.md, "Agents calling agents"). */
+  public ServeOptions withPodIdentity(PodIdentity identity) {
+    return new ServeOptions(
+        bindAddress,
+        onlyAgents,
+        cluster,
+        drainTimeout,
+        allowedOrigins,
+        bodyTimeout,
+        limits,
+        probePort,
+        turns,
+        historyMaxChars,
+        staticTokens,
+        identity);
   }
 
   /** Callers authenticate with these static tokens (spec.auth.staticTokens). */
@@ -172,7 +199,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        tokens);
+        tokens,
+        podIdentity);
   }
 
   /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
@@ -193,7 +221,8 @@ public record ServeOptions(
         probePort,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
@@ -214,6 +243,7 @@ public record ServeOptions(
         port,
         turns,
         historyMaxChars,
-        staticTokens);
+        staticTokens,
+        podIdentity);
   }
 }

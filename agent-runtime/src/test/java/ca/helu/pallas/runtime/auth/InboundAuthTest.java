@@ -34,7 +34,7 @@ class InboundAuthTest {
     assertThatThrownBy(() -> InboundAuth.check(null, TOKENS))
         .hasMessageContaining("does not set spec.auth.staticTokens");
     InboundAuth.check(STATIC, TOKENS);
-    assertThat(InboundAuth.of(null, "a", "http://h:1/mcp", null)).isEmpty();
+    assertThat(InboundAuth.of(null, "a", "http://h:1/mcp", null, null)).isEmpty();
   }
 
   @Test
@@ -42,11 +42,15 @@ class InboundAuthTest {
     AuthSpec oidc =
         new AuthSpec(
             new OidcAuthSpec(
-                "https://keycloak.example/realms/pallas/", null, List.of("agents:call"), null),
+                "https://keycloak.example/realms/pallas/",
+                null,
+                List.of("agents:call"),
+                null,
+                null),
             null,
             false);
     InboundAuth auth =
-        InboundAuth.of(oidc, "research", "http://fleet-research.ns.svc:24201/mcp", null)
+        InboundAuth.of(oidc, "research", "http://fleet-research.ns.svc:24201/mcp", null, null)
             .orElseThrow();
     assertThat(auth.metadataUrl())
         .isEqualTo("http://fleet-research.ns.svc:24201/.well-known/oauth-protected-resource/mcp");

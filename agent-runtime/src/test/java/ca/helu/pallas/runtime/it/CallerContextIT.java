@@ -90,7 +90,8 @@ class CallerContextIT {
               "llm_input_tokens="
                   + (usage(calls, "prompt_tokens") + usage(answer, "prompt_tokens"))
                   + " llm_output_tokens="
-                  + (usage(calls, "completion_tokens") + usage(answer, "completion_tokens")));
+                  + (usage(calls, "completion_tokens") + usage(answer, "completion_tokens"))
+                  + " via=-");
     }
   }
 

@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.downstream.McpToolServer;
 import ca.helu.pallas.runtime.loop.CallContext;
 import ca.helu.pallas.runtime.loop.ToolResult;
@@ -61,7 +62,13 @@ class DownstreamFailuresIT {
 
   private static McpToolServer client(ChaosProxy proxy, Duration timeout, int maxConcurrentCalls) {
     return new McpToolServer(
-        "chaos", proxy.url(), Map.of(), false, timeout, tool -> true, maxConcurrentCalls);
+        "chaos",
+        proxy.url(),
+        Map.of(),
+        Credentials.NONE,
+        timeout,
+        tool -> true,
+        maxConcurrentCalls);
   }
 
   /** What the model is told about a call broken this way. */
@@ -200,7 +207,7 @@ class DownstreamFailuresIT {
             "restarting",
             "http://127.0.0.1:" + port + "/mcp",
             Map.of(),
-            false,
+            Credentials.NONE,
             Duration.ofSeconds(3),
             tool -> true,
             10)) {

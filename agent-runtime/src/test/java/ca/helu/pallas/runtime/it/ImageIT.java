@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.ImageTool;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -14,23 +15,29 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The agent-runtime image this build writes (docs/images.md): its config, and its own entrypoint
  * run the way a container runtime runs it (images/image.py: the layers as root filesystem, the
  * image's user and environment, private mount and PID namespaces), serving one agent of a manifest
- * until {@code /readyz} answers, then draining on SIGTERM. Needs root, as a container runtime does.
+ * until {@code /readyz} answers, then draining on SIGTERM, as the image's user and as an arbitrary
+ * UID in group 0, the way OpenShift's restricted-v2 SCC runs it. Needs root, as a container runtime
+ * does.
  */
 class ImageIT {
+
   private static final Path IMAGE =
       Path.of("target", "pallas-agent-runtime-image.tar").toAbsolutePath();
-  static final Path IMAGE_TOOL = Path.of("..", "images", "image.py").toAbsolutePath();
+  private static final Path IMAGE_TOOL = ImageTool.SCRIPT;
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
@@ -80,7 +87,7 @@ class ImageIT {
     // the operator renders only args (serve -f ... --agent NAME): no Cmd may prepend anything
     assertThat(config.path("Cmd").isMissingNode() || config.get("Cmd").isNull()).isTrue();
     assertThat(JSON.convertValue(config.get("Env"), List.class))
-        .contains("JAVA_HOME=/opt/java", "PATH=/opt/java/bin:/usr/bin:/bin");
+        .contains("JAVA_HOME=/opt/java", "PATH=/opt/java/bin:/usr/bin:/bin", "HOME=/tmp");
     assertThat(config.get("ExposedPorts").has("24200/tcp")).isTrue();
     assertThat(config.get("Labels").get("org.opencontainers.image.title").asText())
         .isEqualTo("pallas-agent-runtime");
@@ -88,8 +95,21 @@ class ImageIT {
     assertThat(config.get("WorkingDir").asText()).isEqualTo("/home/nonroot");
   }
 
-  @Test
-  void theEntrypointServesAnAgentAsItsUserAndDrainsOnSigterm(@TempDir Path dir) throws Exception {
+  /**
+   * Whoever runs the image reads all of it and writes its HOME, /tmp (the pods' emptyDir): its own
+   * user, and a UID it does not know in group 0, as OpenShift assigns one.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"65532", ImageTool.ARBITRARY_UID})
+  void anyUserReadsEveryFileAndWritesItsHome(String user) throws Exception {
+    assertThat(ImageTool.unreadable(IMAGE, user)).isEmpty();
+  }
+
+  /** "" is the image's own user; else the pod's runAsUser, without a group (so group 0). */
+  @ParameterizedTest
+  @ValueSource(strings = {"", ImageTool.ARBITRARY_UID})
+  void theEntrypointServesAnAgentAndDrainsOnSigterm(String user, @TempDir Path dir)
+      throws Exception {
     Path manifest = dir.resolve("deployment.yaml");
     Files.writeString(
         manifest,
@@ -109,8 +129,9 @@ class ImageIT {
     assertThat(helperPort.find()).isTrue();
     int port = Integer.parseInt(helperPort.group(1));
     Path log = dir.resolve("pod.log");
-    Process pod =
-        new ProcessBuilder(
+    List<String> command =
+        new ArrayList<>(
+            List.of(
                 "python3",
                 IMAGE_TOOL.toString(),
                 "run",
@@ -120,16 +141,14 @@ class ImageIT {
                 // the JVM exits rather than start without the image's AOT cache; the heap and
                 // collector the JVM picks under a pod's 512 MiB limit, which it cannot see here
                 "--env",
-                "JAVA_TOOL_OPTIONS=-XX:AOTMode=on -XX:MaxRAM=512m -XX:+UseSerialGC",
-                "--",
-                "serve",
-                "-f",
-                "/etc/pallas/deployment.yaml",
-                "--agent",
-                "helper")
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
+                "JAVA_TOOL_OPTIONS=-XX:AOTMode=on -XX:MaxRAM=512m -XX:+UseSerialGC"));
+    if (!user.isEmpty()) {
+      command.addAll(List.of("--user", user));
+    }
+    command.addAll(
+        List.of("--", "serve", "-f", "/etc/pallas/deployment.yaml", "--agent", "helper"));
+    Process pod =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     try {
       await()
           .atMost(Duration.ofSeconds(60))
@@ -142,14 +161,22 @@ class ImageIT {
                       .callTool("get_health", Map.of())));
       assertThat(health.get("status").asText()).isEqualTo("ok");
 
-      // the JVM runs as the image's non-root user
+      // the JVM runs as the image's non-root user, or as the UID given in group 0, HOME in /tmp
       ProcessHandle java =
           pod.descendants()
               .filter(p -> comm(p).equals("java"))
               .findFirst()
               .orElseThrow(() -> new AssertionError("no java process under " + pod.pid()));
-      assertThat(Files.readAllLines(Path.of("/proc", Long.toString(java.pid()), "status")))
-          .anySatisfy(line -> assertThat(line).matches("Uid:\\s+65532\\s+65532\\s+65532\\s+65532"));
+      String uid = user.isEmpty() ? "65532" : user;
+      String gid = user.isEmpty() ? "65532" : "0";
+      Path proc = Path.of("/proc", Long.toString(java.pid()));
+      assertThat(Files.readAllLines(proc.resolve("status")))
+          .anySatisfy(line -> assertThat(line).matches("Uid:(\\s+" + uid + "){4}"))
+          .anySatisfy(line -> assertThat(line).matches("Gid:(\\s+" + gid + "){4}"));
+      assertThat(
+              new String(Files.readAllBytes(proc.resolve("environ")), StandardCharsets.UTF_8)
+                  .split("\0"))
+          .contains("HOME=/tmp");
       assertThat(
               new String(
                   Files.readAllBytes(Path.of("/proc", Long.toString(java.pid()), "cmdline")),

@@ -77,6 +77,7 @@ class KeycloakIT {
         "agent-helper",
         "agent-helper-secret",
         "tools",
+        null,
         Set.of("tools"),
         Duration.ofSeconds(5));
   }
@@ -102,6 +103,34 @@ class KeycloakIT {
     assertThat(exchange.exchange(alice))
         .as("reused until shortly before it expires")
         .isEqualTo(forTools);
+  }
+
+  /**
+   * RFC 8707's resource beside the audience (mcpServers[].tokenExchange.resource): Keycloak's
+   * standard token exchange takes the request and grants the audience of audience and scopes alone
+   * (docs/runtime.md, "Downstream credentials").
+   */
+  @Test
+  void aResourceIsSentBesideTheAudience() throws Exception {
+    String alice = KEYCLOAK.userToken("daedalus", "daedalus-secret", "alice", "alice-password");
+    TokenExchange withResource =
+        new TokenExchange(
+            KEYCLOAK.issuer(),
+            "agent-helper",
+            "agent-helper-secret",
+            "tools",
+            "http://tools.pallas.test/mcp",
+            Set.of("tools"),
+            Duration.ofSeconds(5));
+    String forTools = withResource.exchange(alice);
+    assertThat(com.nimbusds.jwt.SignedJWT.parse(forTools).getJWTClaimsSet().getAudience())
+        .as("the audience Keycloak grants comes from audience and scopes, not resource")
+        .containsExactly("tools");
+    assertThat(
+            new OidcTokens(KEYCLOAK.issuer(), "tools", Set.of("tools"), Duration.ofSeconds(5))
+                .authenticate("Bearer " + forTools)
+                .client())
+        .isEqualTo("agent-helper");
   }
 
   @Test

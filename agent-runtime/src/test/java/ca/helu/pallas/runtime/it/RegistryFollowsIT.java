@@ -12,6 +12,7 @@ import ca.helu.pallas.api.SecretVariables;
 import ca.helu.pallas.runtime.auth.StaticTokens;
 import ca.helu.pallas.runtime.config.Environment;
 import ca.helu.pallas.runtime.config.Secrets;
+import ca.helu.pallas.runtime.downstream.Credentials;
 import ca.helu.pallas.runtime.downstream.McpToolServers;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.registry.RegistryServer;
@@ -56,7 +57,8 @@ class RegistryFollowsIT {
                 new McpToolServers(new Secrets(new Environment(env)), Duration.ofMinutes(1)),
                 List.of(),
                 Duration.ofSeconds(3),
-                Duration.ofMillis(500)),
+                Duration.ofMillis(500),
+                agent -> Credentials.NONE),
             spec,
             new PallasMetrics())
         .start();
@@ -188,6 +190,40 @@ class RegistryFollowsIT {
       } catch (RuntimeException e) {
         assertThat(e).hasStackTraceContaining("McpHttpClientTransportAuthorizationException");
       }
+    }
+  }
+
+  /**
+   * With nothing open (openHealth: false), the registry follows the agents as itself: the key it
+   * holds in this process, which every agent knows as an observer's (docs/runtime.md, "Agents
+   * calling agents"), so its index is built and its health resources read as with openHealth.
+   */
+  @Test
+  void withOpenHealthFalseTheRegistryFollowsTheAgentsAsItself() throws Exception {
+    try (TestMcpServer tools = TestMcpServer.start();
+        RunningFleet fleet =
+            RunningFleet.start(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: closed}
+                spec:
+                  registry: {port: ${port:registry}}
+                  defaultModel: passthrough
+                  mcpServers: [{name: tools, url: "%s"}]
+                  agents:
+                    - {name: guarded, port: ${port:guarded}, servers: [tools]}
+                  auth:
+                    staticTokens: {secretName: tokens}
+                    openHealth: false
+                """
+                    .formatted(tools.url()),
+                o -> o.withStaticTokens(new StaticTokens(Map.of("daedalus", "tok-daedalus"))));
+        McpSyncClient daedalus =
+            McpClients.connect(fleet.registryBase() + "/mcp", "tok-daedalus", n -> {})) {
+      assertThat(hits(daedalus, "echo text")).contains("tools/echo");
+      String health = McpClients.resourceText(daedalus, "pallas://agents/guarded/health");
+      assertThat(JSON.readTree(health).path("status").asText()).as(health).isEqualTo("ok");
     }
   }
 

@@ -225,7 +225,8 @@ class StaticTokensIT {
       String line = audit.get(0).getFormattedMessage();
       assertThat(line)
           .startsWith("call caller=daedalus client=- agent=a tool=send_message outcome=ok")
-          .matches(".* duration_ms=\\d+ llm_input_tokens=[1-9]\\d* llm_output_tokens=[1-9]\\d*");
+          .matches(
+              ".* duration_ms=\\d+ llm_input_tokens=[1-9]\\d* llm_output_tokens=[1-9]\\d* via=-");
       assertThat(audit.get(0).getMDCPropertyMap()).containsEntry("caller", "daedalus");
       assertThat(log.lines()).noneMatch(l -> l.contains(DAEDALUS));
     }

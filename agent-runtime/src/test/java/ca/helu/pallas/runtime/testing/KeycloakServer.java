@@ -3,6 +3,8 @@ package ca.helu.pallas.runtime.testing;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -31,21 +33,60 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * A real Keycloak for a test class (docs/development.md, "Keycloak"): the distribution Maven
  * fetched from Maven Central ({@code org.keycloak:keycloak-quarkus-dist}, the pom's {@code
  * keycloak.version}), unpacked once under {@code ~/.cache/pallas/keycloak/<version>}, started in
- * development mode on 127.0.0.1 and a free port, with an in-memory database and the realm of {@code
- * src/test/resources/keycloak/pallas-realm.json} (clients {@code daedalus} and {@code stranger},
- * user {@code alice}). Its first start in a new cache builds Keycloak for this machine (about 30 s
- * on 2 cores); later ones start in about 20 s.
+ * development mode on 127.0.0.1 (or an address of {@link #on}) and a free port, with an in-memory
+ * database and the realm of {@code src/test/resources/keycloak/pallas-realm.json} (the callers'
+ * clients {@code daedalus} and {@code stranger}, user {@code alice}; the agents' clients {@code
+ * agent-helper} and {@code pallas-agents}, with standard token exchange; the servers' audiences
+ * {@code tools} and {@code mcp-everything}), and as many more users as {@link #withUsers} asks. Its
+ * first start in a new cache builds Keycloak for this machine (about 30 s on 2 cores); later ones
+ * start in about 20 s.
  *
  * <p>{@code @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();}
  */
-public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback {
+public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback, AutoCloseable {
   public static final String REALM = "pallas";
+  private static final String ADMIN = "admin";
+  private static final String ADMIN_PASSWORD = "admin-password";
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
+  private final String host;
+  private final int users;
   private Process process;
   private Path log;
   private int port;
+
+  /** Keycloak on 127.0.0.1, with the realm's users alone. */
+  public KeycloakServer() {
+    this("127.0.0.1", 0);
+  }
+
+  private KeycloakServer(String host, int users) {
+    this.host = host;
+    this.users = users;
+  }
+
+  /**
+   * Keycloak with {@code count} more users, {@link #user(int)}, each with the password {@link
+   * #password(int)} (hashed with one iteration: test users, logged in by the hundred).
+   */
+  public KeycloakServer withUsers(int count) {
+    return new KeycloakServer(host, count);
+  }
+
+  /** Keycloak listening on {@code address}, e.g. the real node's bridge (NodeCluster.NODE_IP). */
+  public KeycloakServer on(String address) {
+    return new KeycloakServer(address, users);
+  }
+
+  /** The name of the {@code i}th added user. */
+  public static String user(int i) {
+    return String.format("caller-%03d", i);
+  }
+
+  public static String password(int i) {
+    return user(i) + "-password";
+  }
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
@@ -60,7 +101,7 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
         new ProcessBuilder(
                 home.resolve("bin/kc.sh").toString(),
                 "start-dev",
-                "--http-host=127.0.0.1",
+                "--http-host=" + host,
                 "--http-port=" + port,
                 "--db=dev-mem",
                 "--import-realm")
@@ -68,6 +109,9 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
             .redirectOutput(log.toFile());
     builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
     builder.environment().put("JAVA_OPTS_KC_HEAP", "-Xms64m -Xmx512m");
+    // the master realm's administrator, for adding users (withUsers)
+    builder.environment().put("KC_BOOTSTRAP_ADMIN_USERNAME", ADMIN);
+    builder.environment().put("KC_BOOTSTRAP_ADMIN_PASSWORD", ADMIN_PASSWORD);
     process = builder.start();
     try {
       await()
@@ -83,6 +127,79 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
       afterAll(context);
       throw new IllegalStateException("Keycloak did not start; its log:\n" + tail(), e);
     }
+    if (users > 0) {
+      addUsers();
+    }
+  }
+
+  /**
+   * Adds the users of {@link #withUsers} through the admin API (the realm file, in the shared
+   * distribution's import directory, stays as it is), hashed with one iteration: test users, logged
+   * in by the hundred.
+   */
+  private void addUsers() throws IOException, InterruptedException {
+    String admin =
+        token(
+            "http://" + host + ":" + port + "/realms/master/protocol/openid-connect/token",
+            Map.of(
+                "grant_type",
+                "password",
+                "client_id",
+                "admin-cli",
+                "username",
+                ADMIN,
+                "password",
+                ADMIN_PASSWORD));
+    String realm = "http://" + host + ":" + port + "/admin/realms/" + REALM;
+    adminRequest(
+        admin,
+        realm,
+        "PUT",
+        "{\"passwordPolicy\": \"hashAlgorithm(pbkdf2-sha256) and hashIterations(1)\"}");
+    ObjectNode partial = JSON.createObjectNode().put("ifResourceExists", "SKIP");
+    ArrayNode list = partial.putArray("users");
+    for (int i = 0; i < users; i++) {
+      ObjectNode user = list.addObject();
+      user.put("username", user(i)).put("enabled", true);
+      user.put("email", user(i) + "@pallas.test").put("emailVerified", true);
+      user.put("firstName", "Caller").put("lastName", Integer.toString(i));
+      user.putArray("credentials")
+          .addObject()
+          .put("type", "password")
+          .put("value", password(i))
+          .put("temporary", false);
+    }
+    adminRequest(admin, realm + "/partialImport", "POST", JSON.writeValueAsString(partial));
+  }
+
+  private static void adminRequest(String token, String url, String method, String json)
+      throws IOException, InterruptedException {
+    HttpResponse<String> response =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(url))
+                .header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json")
+                .method(method, HttpRequest.BodyPublishers.ofString(json))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    if (response.statusCode() / 100 != 2) {
+      throw new IllegalStateException(
+          "Keycloak's admin API refused " + method + " " + url + ": " + response.body());
+    }
+  }
+
+  /**
+   * Starts it outside a test class's extensions, e.g. once the real node's bridge it listens on
+   * exists; {@link #close()} stops it.
+   */
+  public KeycloakServer start() throws Exception {
+    beforeAll(null);
+    return this;
+  }
+
+  @Override
+  public void close() throws Exception {
+    afterAll(null);
   }
 
   @Override
@@ -100,7 +217,7 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
 
   /** The realm's issuer identifier, as its tokens' {@code iss}. */
   public String issuer() {
-    return "http://127.0.0.1:" + port + "/realms/" + REALM;
+    return "http://" + host + ":" + port + "/realms/" + REALM;
   }
 
   /** An access token of a confidential client, by the client credentials grant. */
@@ -122,6 +239,10 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
   }
 
   private String token(Map<String, String> form) {
+    return token(issuer() + "/protocol/openid-connect/token", form);
+  }
+
+  private static String token(String endpoint, Map<String, String> form) {
     String body =
         form.entrySet().stream()
             .map(e -> e.getKey() + "=" + URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8))
@@ -129,7 +250,7 @@ public final class KeycloakServer implements BeforeAllCallback, AfterAllCallback
     try {
       HttpResponse<String> response =
           HTTP.send(
-              HttpRequest.newBuilder(URI.create(issuer() + "/protocol/openid-connect/token"))
+              HttpRequest.newBuilder(URI.create(endpoint))
                   .header("Content-Type", "application/x-www-form-urlencoded")
                   .POST(HttpRequest.BodyPublishers.ofString(body))
                   .build(),

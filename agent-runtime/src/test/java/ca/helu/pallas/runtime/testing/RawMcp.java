@@ -28,11 +28,22 @@ public final class RawMcp {
   private final String url;
   private final String bearer;
   private final String session;
+  private final Map<String, String> headers;
 
   private RawMcp(String url, String bearer, String session) {
+    this(url, bearer, session, Map.of());
+  }
+
+  private RawMcp(String url, String bearer, String session, Map<String, String> headers) {
     this.url = url;
     this.bearer = bearer;
     this.session = session;
+    this.headers = Map.copyOf(headers);
+  }
+
+  /** This session, its requests sent with these headers too. */
+  public RawMcp withHeaders(Map<String, String> extra) {
+    return new RawMcp(url, bearer, session, extra);
   }
 
   public static RawMcp open(String url, String bearer) throws Exception {
@@ -168,12 +179,12 @@ public final class RawMcp {
 
   /** This session, its requests sent to another URL (another replica of the agent). */
   public RawMcp at(String otherUrl) {
-    return new RawMcp(otherUrl, bearer, session);
+    return new RawMcp(otherUrl, bearer, session, headers);
   }
 
   /** This session, its requests sent with another bearer (null: none). */
   public RawMcp as(String otherBearer) {
-    return new RawMcp(url, otherBearer, session);
+    return new RawMcp(url, otherBearer, session, headers);
   }
 
   /** The session's Mcp-Session-Id. */
@@ -210,6 +221,7 @@ public final class RawMcp {
     if (session != null) {
       b.header("Mcp-Session-Id", session);
     }
+    headers.forEach(b::header);
     return b.build();
   }
 }

@@ -27,6 +27,11 @@ final class FleetRules {
           + " on to another server, which the MCP authorization specification forbids; give the"
           + " server a credential of its own (headers), or set spec.auth.oidc.allowForwarding: true";
 
+  /** Token exchange trades callers' OIDC tokens, as the agents' own client of that issuer. */
+  static final String EXCHANGE_NEEDS_CLIENT =
+      "tokenExchange trades callers' tokens at the issuer of spec.auth.oidc, as the agents' own"
+          + " client: it needs spec.auth.oidc with client (its id and secret)";
+
   private static final String METADATA_NAME = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
   private static final Pattern METADATA_NAME_PATTERN = Pattern.compile(METADATA_NAME);
   private static final Pattern NAME = Pattern.compile(PallasNames.NAME_PATTERN);
@@ -296,6 +301,23 @@ final class FleetRules {
                       || s.auth().oidc().forwardingAllowed()
                       || s.effectiveMcpServers().stream()
                           .noneMatch(m -> m != null && m.effectiveForwardInboundAuth())),
+          Rule.on(PallasDeploymentSpec.class)
+              .cel(
+                  "!has(self.mcpServers) || !self.mcpServers.exists(s, has(s.tokenExchange)) ||"
+                      + " (has(self.auth) && has(self.auth.oidc) && has(self.auth.oidc.client))")
+              .message(EXCHANGE_NEEDS_CLIENT)
+              .fieldPath(".mcpServers")
+              .example(
+                  "{defaultModel: passthrough, auth: {oidc: {issuerUrl: 'https://k/realms/p'}},"
+                      + " mcpServers: [{name: s, url: 'http://s:1/mcp', tokenExchange: {audience:"
+                      + " s}}], agents: [{name: a, servers: [s]}]}",
+                  "spec.mcpServers")
+              .holds(s ->
+                  s.effectiveMcpServers().stream()
+                          .noneMatch(m -> m != null && m.tokenExchange() != null)
+                      || s.auth() != null
+                          && s.auth().oidc() != null
+                          && s.auth().oidc().client() != null),
           Rule.on(PallasDeploymentSpec.class)
               .cel(
                   "has(self.defaultModel) || !has(self.agents) || self.agents.all(a, has(a.model))")

@@ -31,6 +31,9 @@ public final class Formats {
   public static final String DURATION =
       "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$";
 
+  /** An OAuth client id: printable ASCII, no space. */
+  public static final String CLIENT_ID = "^[\\x21-\\x7E]+$";
+
   /** An OAuth scope (RFC 6749 §3.3: printable ASCII but space, '"' and '\\'). */
   public static final String SCOPE = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$";
 
@@ -54,6 +57,7 @@ public final class Formats {
           Map.entry(SECRET_KEY, "is not a Secret key (letters, digits, '-', '.' and '_')"),
           Map.entry(NAMESPACE, "is neither a namespace's name (a DNS label) nor *"),
           Map.entry(DURATION, "is not a duration such as 30s or 1m"),
+          Map.entry(CLIENT_ID, "is not an OAuth client id (printable ASCII without spaces)"),
           Map.entry(
               SCOPE,
               "is not an OAuth scope (printable ASCII without spaces, '\"' or '\\', at most 256"

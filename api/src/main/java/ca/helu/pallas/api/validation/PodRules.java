@@ -18,10 +18,10 @@ final class PodRules {
   private static final String ANNOTATION_REASON = ": the operator sets it to roll the pods";
   private static final String ENV_REASON = ": names starting with PALLAS_ belong to the runtime";
   private static final String VOLUME_REASON =
-      ": config, tmp and static-tokens are volumes of the operator";
+      ": config, tmp, static-tokens and identity are volumes of the operator";
   private static final String MOUNT_REASON =
       ": it collides with a mount of the operator (/etc/pallas, /tmp,"
-          + " /var/run/pallas/static-tokens)";
+          + " /var/run/pallas/static-tokens, /var/run/pallas/identity)";
 
   private static final String RESERVED = PodSettingsSpec.RESERVED_ENV_PREFIX;
   private static final String CEL_LABELS = celList(PodSettingsSpec.RESERVED_LABELS.stream());

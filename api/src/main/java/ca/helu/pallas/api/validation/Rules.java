@@ -22,5 +22,11 @@ public final class Rules {
   /** The words of the rule that refuses token passthrough under OIDC. */
   public static final String FORWARDING_REFUSED = FleetRules.FORWARDING_REFUSED;
 
+  /** The words of the rule that asks token exchange for the agents' OIDC client. */
+  public static final String EXCHANGE_NEEDS_CLIENT = FleetRules.EXCHANGE_NEEDS_CLIENT;
+
+  /** The words of the rule that refuses an inline client secret. */
+  public static final String INLINE_CLIENT_SECRET = ValueRules.INLINE_CLIENT_SECRET;
+
   private Rules() {}
 }

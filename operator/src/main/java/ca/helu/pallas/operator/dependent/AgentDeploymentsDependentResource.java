@@ -7,6 +7,7 @@ import ca.helu.pallas.operator.render.FleetPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import ca.helu.pallas.operator.render.StartGate;
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -146,6 +147,26 @@ public class AgentDeploymentsDependentResource
     return List.copyOf(args);
   }
 
+  /**
+   * The agent container's environment: its agents' Secret keys, and with {@code spec.auth} where
+   * its identity is and which ServiceAccount the operator is (docs/runtime.md, "Agents calling
+   * agents").
+   */
+  static List<EnvVar> env(RenderedFleet fleet, FleetPod pod, OperatorConfig config) {
+    if (fleet.primary().getSpec().auth() == null) {
+      return pod.env();
+    }
+    List<EnvVar> env = new ArrayList<>(pod.env());
+    env.add(new EnvVar(Pods.IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    if (config.operatorAccount() != null) {
+      env.add(new EnvVar(OPERATOR_SUBJECT_VARIABLE, config.operatorAccount().subject(), null));
+    }
+    return env;
+  }
+
+  /** The runtime's variable naming the operator's ServiceAccount (serve.PodIdentity). */
+  static final String OPERATOR_SUBJECT_VARIABLE = "PALLAS_OPERATOR_SUBJECT";
+
   static Deployment desired(RenderedFleet fleet, FleetPod pod, OperatorConfig config) {
     String name = PallasNames.agentObject(fleet.name(), pod.name());
     boolean autoscaled = !pod.grouped() && pod.alone().agent().autoscaling() != null;
@@ -177,6 +198,12 @@ public class AgentDeploymentsDependentResource
             .endMetadata()
             .withNewSpec()
             .withAutomountServiceAccountToken(false)
+            .withServiceAccountName(
+                // an agent's own identity; a pod group has none, since its agents would share
+                // one: spec.auth refuses pod groups (validation.PodGroupRules)
+                fleet.primary().getSpec().auth() == null || pod.grouped()
+                    ? null
+                    : PallasNames.serviceAccountOf(fleet.primary(), pod.alone().agent()))
             .withEnableServiceLinks(false)
             .withTerminationGracePeriodSeconds(
                 (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)
@@ -189,7 +216,7 @@ public class AgentDeploymentsDependentResource
             .withImagePullPolicy(config.imagePullPolicy())
             .withArgs(args(pod, config))
             .withPorts(Pods.agentPorts(pod))
-            .withEnv(pod.env())
+            .withEnv(env(fleet, pod, config))
             .withResources(Pods.resources(pod.resources()))
             .withReadinessProbe(Pods.readiness(PallasNames.PROBE_PORT_NAME))
             .withLivenessProbe(Pods.liveness(PallasNames.PROBE_PORT_NAME))
@@ -205,7 +232,7 @@ public class AgentDeploymentsDependentResource
             .withSecurityContext(Pods.containerSecurity())
             .withVolumeMounts(Pods.agentMounts(fleet))
             .endContainer()
-            .withVolumes(Pods.agentVolumes(fleet))
+            .withVolumes(Pods.agentVolumes(fleet, pod))
             .endSpec()
             .endTemplate()
             .endSpec()

@@ -1,6 +1,8 @@
 package ca.helu.pallas.operator.dependent;
 
+import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.AuthSpec;
+import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.api.PodSettingsSpec;
 import ca.helu.pallas.operator.OperatorConfig;
@@ -12,6 +14,7 @@ import io.fabric8.kubernetes.api.model.CapabilitiesBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LocalObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
@@ -33,6 +36,8 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import io.fabric8.kubernetes.api.model.VolumeProjection;
+import io.fabric8.kubernetes.api.model.VolumeProjectionBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,13 +49,12 @@ import java.util.stream.Stream;
 /**
  * What every pod the operator renders has in common: Pod Security "restricted" (non-root, no
  * privilege escalation, no capabilities, seccomp RuntimeDefault, read-only root filesystem with a
- * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md). The
- * registry is probed on its serving port, an agent on a probe port of its own.
+ * writable /tmp), probes on /livez and /readyz, and the mounted manifest (docs/operator.md). No
+ * user or group unless the spec asks for one: the image's runs the pods, or the one the platform
+ * assigns (OpenShift's restricted-v2 SCC, docs/install.md). The registry is probed on its serving
+ * port, an agent on a probe port of its own.
  */
 final class Pods {
-  /** The runtime image's non-root user. */
-  static final long USER = 65532;
-
   /** Seconds between the pod leaving its Service's endpoints and SIGTERM. */
   static final int PRE_STOP_SECONDS = 5;
 
@@ -61,13 +65,20 @@ final class Pods {
   static final String TMP_VOLUME = PallasNames.TMP_VOLUME;
   static final String TOKENS_VOLUME = PallasNames.TOKENS_VOLUME;
 
+  /** The ConfigMap every namespace has with the API server's CA (kube-root-ca.crt). */
+  static final String KUBE_ROOT_CA = "kube-root-ca.crt";
+
+  /**
+   * Lifetime of a projected token: the kubelet replaces it after 80 % of this, and the runtime
+   * reads it at every use.
+   */
+  static final long TOKEN_SECONDS = 3600;
+
   private Pods() {}
 
   static PodSecurityContext podSecurity() {
     return new PodSecurityContextBuilder()
         .withRunAsNonRoot(true)
-        .withRunAsUser(USER)
-        .withRunAsGroup(USER)
         .withNewSeccompProfile()
         .withType("RuntimeDefault")
         .endSeccompProfile()
@@ -187,35 +198,129 @@ final class Pods {
             .build());
   }
 
-  /** An agent pod's volumes: {@link #volumes}, and the Secret of its static tokens if any. */
-  static List<Volume> agentVolumes(RenderedFleet fleet) {
+  /**
+   * An agent pod's volumes: {@link #volumes}, the Secret of its static tokens if any, and with
+   * {@code spec.auth} its identity ({@link #identity}).
+   */
+  static List<Volume> agentVolumes(RenderedFleet fleet, FleetPod pod) {
     List<Volume> volumes = new ArrayList<>(volumes(fleet.name()));
+    if (fleet.primary().getSpec().auth() != null) {
+      List<AgentSpec> peers =
+          pod.agents().stream()
+              .flatMap(a -> a.agent().effectiveServers().stream())
+              .distinct()
+              .flatMap(s -> fleet.primary().getSpec().agent(s).stream())
+              .toList();
+      volumes.add(identity(fleet.primary(), peers, true));
+    }
     tokensVolume(fleet).ifPresent(volumes::add);
     return volumes;
   }
 
-  /** An agent container's mounts: {@link #mounts}, and its static tokens read-only. */
+  /**
+   * A pod's identity with {@code spec.auth} (docs/runtime.md, "Agents calling agents"): its
+   * ServiceAccount's tokens as the kubelet projects and rotates them, one for each agent it calls
+   * ({@code peers}) with that agent's resource identifier as audience, and for an agent pod, which
+   * checks the tokens of the agents that call it, one for the API server (whose keys it reads),
+   * with the API server's CA.
+   */
+  static Volume identity(PallasDeployment primary, List<AgentSpec> peers, boolean checksTokens) {
+    List<VolumeProjection> sources = new ArrayList<>();
+    if (checksTokens) {
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewServiceAccountToken()
+              .withPath(PallasNames.API_TOKEN_FILE)
+              .withExpirationSeconds(TOKEN_SECONDS)
+              .endServiceAccountToken()
+              .build());
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewConfigMap()
+              .withName(KUBE_ROOT_CA)
+              .addNewItem()
+              .withKey("ca.crt")
+              .withPath(PallasNames.API_CA_FILE)
+              .endItem()
+              .endConfigMap()
+              .build());
+    }
+    for (AgentSpec peer : peers) {
+      sources.add(
+          new VolumeProjectionBuilder()
+              .withNewServiceAccountToken()
+              .withPath(PallasNames.peerTokenFile(peer.name()))
+              .withAudience(PallasNames.agentUrl(primary, peer))
+              .withExpirationSeconds(TOKEN_SECONDS)
+              .endServiceAccountToken()
+              .build());
+    }
+    return new VolumeBuilder()
+        .withName(PallasNames.IDENTITY_VOLUME)
+        .withNewProjected()
+        // read by the runtime's user, which the pod sets and no fsGroup maps
+        .withDefaultMode(0444)
+        .withSources(sources)
+        .endProjected()
+        .build();
+  }
+
+  /** An agent container's mounts: {@link #mounts}, its static tokens and identity read-only. */
   static List<VolumeMount> agentMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(mounts());
+    identityMount(fleet).ifPresent(mounts::add);
     tokensMount(fleet).ifPresent(mounts::add);
     return mounts;
   }
 
   /**
-   * The registry pod's volumes: its temporary directory, and the Secret of the static tokens if
-   * any, which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint").
+   * The registry pod's volumes: its temporary directory, the Secret of the static tokens if any,
+   * which its /mcp asks for as the agents do (docs/runtime.md, "The registry's MCP endpoint"), and
+   * with {@code spec.auth} its identity for every agent it follows.
    */
   static List<Volume> registryVolumes(RenderedFleet fleet) {
     List<Volume> volumes = new ArrayList<>(List.of(volumes(fleet.name()).get(1)));
     tokensVolume(fleet).ifPresent(volumes::add);
+    if (fleet.primary().getSpec().auth() != null) {
+      volumes.add(identity(fleet.primary(), fleet.primary().getSpec().effectiveAgents(), false));
+    }
     return volumes;
   }
 
-  /** The registry container's mounts: its temporary directory, and the static tokens. */
+  /** The registry container's mounts: its temporary directory, the static tokens, its identity. */
   static List<VolumeMount> registryMounts(RenderedFleet fleet) {
     List<VolumeMount> mounts = new ArrayList<>(List.of(mounts().get(1)));
     tokensMount(fleet).ifPresent(mounts::add);
+    identityMount(fleet).ifPresent(mounts::add);
     return mounts;
+  }
+
+  /**
+   * The registry container's environment: what FleetRenderer gives its pod (its servers' header
+   * keys, the static tokens' directory) and, with {@code spec.auth}, where its identity is, which
+   * it presents to the agents it follows (docs/runtime.md, "Agents calling agents").
+   */
+  static List<EnvVar> registryEnv(RenderedFleet fleet) {
+    if (fleet.primary().getSpec().auth() == null) {
+      return fleet.registry().env();
+    }
+    List<EnvVar> env = new ArrayList<>(fleet.registry().env());
+    env.add(new EnvVar(IDENTITY_VARIABLE, PallasNames.IDENTITY_DIR, null));
+    return env;
+  }
+
+  /** The runtime's variable naming where a pod's identity is (agent-runtime serve.PodIdentity). */
+  static final String IDENTITY_VARIABLE = "PALLAS_IDENTITY_DIR";
+
+  private static Optional<VolumeMount> identityMount(RenderedFleet fleet) {
+    return fleet.primary().getSpec().auth() == null
+        ? Optional.empty()
+        : Optional.of(
+            new VolumeMountBuilder()
+                .withName(PallasNames.IDENTITY_VOLUME)
+                .withMountPath(PallasNames.IDENTITY_DIR)
+                .withReadOnly(true)
+                .build());
   }
 
   private static Optional<Volume> tokensVolume(RenderedFleet fleet) {
@@ -225,7 +330,7 @@ final class Pods {
                 .withName(TOKENS_VOLUME)
                 .withNewSecret()
                 .withSecretName(secret)
-                // read by the runtime's user, which the pod sets and no fsGroup maps
+                // read by whatever user runs the pod (the image's, the platform's)
                 .withDefaultMode(0444)
                 .endSecret()
                 .build());
@@ -262,7 +367,8 @@ final class Pods {
    * A rendered pod template with the user's settings added (docs/operator.md, "Pods where you want
    * them"): their labels, annotations, env, volumes and mounts beside the operator's own, which
    * validation keeps them from replacing; their topologySpreadConstraints instead of the default
-   * spread. The registry keeps its own ServiceAccount, the one its Role is bound to.
+   * spread; their user and groups in the operator's pod security context. The registry keeps its
+   * own ServiceAccount, the one its Role is bound to.
    */
   static PodTemplateSpec withSettings(
       PodTemplateSpec rendered, PodSettingsSpec settings, boolean ownServiceAccount) {
@@ -304,6 +410,13 @@ final class Pods {
     }
     if (settings.serviceAccountName() != null && !ownServiceAccount) {
       spec.setServiceAccountName(settings.serviceAccountName());
+    }
+    PodSettingsSpec.PodSecurity security = settings.securityContext();
+    if (security != null) {
+      PodSecurityContext context = spec.getSecurityContext();
+      context.setRunAsUser(security.runAsUser());
+      context.setRunAsGroup(security.runAsGroup());
+      context.setFsGroup(security.fsGroup());
     }
     // copied once more, so the result holds none of the spec's objects
     return new PodTemplateSpecBuilder(template).build();

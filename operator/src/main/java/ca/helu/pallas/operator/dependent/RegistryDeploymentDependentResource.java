@@ -76,7 +76,7 @@ public class RegistryDeploymentDependentResource
             .withLivenessProbe(Pods.liveness(PallasNames.PORT_NAME))
             .withStartupProbe(Pods.startup(PallasNames.PORT_NAME))
             .withSecurityContext(Pods.containerSecurity())
-            .withEnv(fleet.registry().env())
+            .withEnv(Pods.registryEnv(fleet))
             .withVolumeMounts(Pods.registryMounts(fleet))
             .endContainer()
             .withVolumes(Pods.registryVolumes(fleet))

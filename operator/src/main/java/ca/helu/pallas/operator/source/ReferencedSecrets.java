@@ -20,12 +20,12 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * The Secrets PallasDeployments reference (by {@code secretKeyRef}, the conversation store's {@code
- * spec.store.secretName} and the static tokens' {@code spec.auth.staticTokens.secretName}): watched
- * so that a rotated key rolls exactly the agents that use it, and so that a missing one is reported
- * (docs/operator.md). A fleet without {@code spec.store} also follows the operator's default store
- * Secret, which it uses once its namespace holds one. Helm's release Secrets, the largest kind and
- * never referenced, are not watched.
+ * The Secrets PallasDeployments reference (by {@code secretKeyRef}, the agents' OIDC client among
+ * them, the conversation store's {@code spec.store.secretName} and the static tokens' {@code
+ * spec.auth.staticTokens.secretName}): watched so that a rotated key rolls exactly the agents that
+ * use it, and so that a missing one is reported (docs/operator.md). A fleet without {@code
+ * spec.store} also follows the operator's default store Secret, which it uses once its namespace
+ * holds one. Helm's release Secrets, the largest kind and never referenced, are not watched.
  */
 public final class ReferencedSecrets {
   public static final String NAME = "referenced-secrets";

@@ -1,7 +1,10 @@
 package ca.helu.pallas.operator.verify;
 
 import ca.helu.pallas.api.AgentSpec;
+import ca.helu.pallas.api.AuthSpec;
 import ca.helu.pallas.api.PallasDeployment;
+import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.operator.status.Reason;
 import ca.helu.pallas.operator.status.Verification;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
@@ -42,6 +45,7 @@ public final class AgentVerifier implements AutoCloseable {
 
   private final AgentEndpoints endpoints;
   private final McpHandshake handshake;
+  private final OperatorTokens tokens;
   private final Duration interval;
   private final Clock clock;
   private final ScheduledExecutorService scheduler;
@@ -52,12 +56,19 @@ public final class AgentVerifier implements AutoCloseable {
   /**
    * @param endpoints where an agent's MCP endpoint is
    * @param handshake asks one endpoint; closed with this verifier
+   * @param tokens the operator's tokens for agents that ask one of it (a fleet with {@code
+   *     spec.auth} and {@code openHealth: false}), or null when it has none
    * @param interval how often an agent that answered is asked again
    */
   public AgentVerifier(
-      AgentEndpoints endpoints, McpHandshake handshake, Duration interval, Clock clock) {
+      AgentEndpoints endpoints,
+      McpHandshake handshake,
+      OperatorTokens tokens,
+      Duration interval,
+      Clock clock) {
     this.endpoints = endpoints;
     this.handshake = handshake;
+    this.tokens = tokens;
     this.interval = interval;
     this.clock = clock;
     this.scheduler =
@@ -90,13 +101,15 @@ public final class AgentVerifier implements AutoCloseable {
         continue;
       }
       URI uri = endpoints.of(fleet, agent);
-      String pods = pods(d) + " " + uri;
+      String audience = asksForToken(fleet) ? PallasNames.agentUrl(fleet, agent) : null;
+      String pods = pods(d) + " " + uri + " " + audience;
       Entry e = entries.computeIfAbsent(key, k -> new Entry());
       synchronized (e) {
         e.seen = now;
         if (!pods.equals(e.pods)) {
           e.pods = pods;
           e.endpoint = uri;
+          e.audience = audience;
           e.epoch++;
           e.failures = 0;
           ask(key, e, e.epoch, Duration.ZERO);
@@ -116,8 +129,18 @@ public final class AgentVerifier implements AutoCloseable {
     scheduler.schedule(() -> check(key, e, epoch), delay.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * Whether the fleet's agents let nobody without a token initialize: then the operator presents a
+   * token of its own, which they accept for what openHealth would allow.
+   */
+  private static boolean asksForToken(PallasDeployment fleet) {
+    AuthSpec auth = fleet.getSpec().auth();
+    return auth != null && !auth.effectiveOpenHealth();
+  }
+
   private void check(Key key, Entry e, long epoch) {
     URI uri;
+    String audience;
     synchronized (e) {
       if (entries.get(key) != e || e.epoch != epoch) {
         return; // superseded: the pods changed, or the agent is gone
@@ -127,8 +150,9 @@ public final class AgentVerifier implements AutoCloseable {
         return;
       }
       uri = e.endpoint;
+      audience = e.audience;
     }
-    Verification v = handshake.run(uri);
+    Verification v = verify(uri, audience);
     boolean changed;
     Duration next;
     synchronized (e) {
@@ -143,6 +167,18 @@ public final class AgentVerifier implements AutoCloseable {
     ask(key, e, epoch, next);
     if (changed) {
       events.propagateEvent(key.fleet());
+    }
+  }
+
+  /** The handshake, with the operator's token for {@code audience} unless null. */
+  private Verification verify(URI uri, String audience) {
+    if (audience == null || tokens == null) {
+      return handshake.run(uri);
+    }
+    try {
+      return handshake.run(uri, tokens.forAudience(audience));
+    } catch (OperatorTokens.Unavailable why) {
+      return Verification.failed(Reason.InitializeFailed, "initialize: " + why.getMessage());
     }
   }
 
@@ -191,6 +227,7 @@ public final class AgentVerifier implements AutoCloseable {
   private static final class Entry {
     String pods;
     URI endpoint;
+    String audience;
     long epoch;
     int failures;
     Instant seen;

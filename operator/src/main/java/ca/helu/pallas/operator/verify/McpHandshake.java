@@ -15,6 +15,7 @@ import java.net.URI;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
 import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
 import java.util.List;
@@ -51,13 +52,26 @@ public final class McpHandshake implements AutoCloseable {
 
   /** Asks one agent's MCP endpoint; never throws: a failure is a False verification. */
   public Verification run(URI endpoint) {
+    return run(endpoint, null);
+  }
+
+  /**
+   * Asks one agent's MCP endpoint with a bearer token (an agent of a fleet with {@code spec.auth}
+   * and {@code openHealth: false}: the operator's own, {@link OperatorTokens}), or none when null.
+   */
+  public Verification run(URI endpoint, String bearer) {
     String base = endpoint.getScheme() + "://" + endpoint.getRawAuthority();
     String path = endpoint.getRawPath() == null ? "/" : endpoint.getRawPath();
+    HttpRequest.Builder request = HttpRequest.newBuilder();
+    if (bearer != null) {
+      request.header("Authorization", "Bearer " + bearer);
+    }
     McpAsyncClient client =
         McpClient.async(
                 HttpClientStreamableHttpTransport.builder(base)
                     .endpoint(path)
                     .clientBuilder(new SharedHttpClientBuilder(http))
+                    .requestBuilder(request)
                     .connectTimeout(TIMEOUT)
                     .build())
             .clientInfo(CLIENT)
@@ -69,13 +83,15 @@ public final class McpHandshake implements AutoCloseable {
       try {
         init = client.initialize().timeout(TIMEOUT.multipliedBy(2)).block();
       } catch (RuntimeException e) {
-        return Verification.failed(Reason.InitializeFailed, "initialize: " + describe(e));
+        return Verification.failed(
+            Reason.InitializeFailed, "initialize: " + describe(e, bearer != null));
       }
       List<McpSchema.Tool> tools;
       try {
         tools = client.listTools().timeout(TIMEOUT.multipliedBy(2)).block().tools();
       } catch (RuntimeException e) {
-        return Verification.failed(Reason.ToolsListFailed, "tools/list: " + describe(e));
+        return Verification.failed(
+            Reason.ToolsListFailed, "tools/list: " + describe(e, bearer != null));
       }
       McpSchema.Implementation server = init.serverInfo();
       return Verification.verified(
@@ -106,6 +122,11 @@ public final class McpHandshake implements AutoCloseable {
 
   /** A failure in words a user can act on, by its type. */
   static String describe(Throwable e) {
+    return describe(e, false);
+  }
+
+  /** As above, for a request that carried the operator's token or none. */
+  static String describe(Throwable e, boolean withToken) {
     if (find(e, McpError.class) instanceof McpError mcp) {
       return "error from the server: " + bounded(mcp.getMessage());
     }
@@ -124,8 +145,11 @@ public final class McpHandshake implements AutoCloseable {
     }
     if (find(e, McpHttpClientTransportAuthorizationException.class)
         instanceof McpHttpClientTransportAuthorizationException refused) {
-      // an agent that requires credentials: the operator's handshake sends none
-      return "refused the operator's unauthenticated request (HTTP "
+      // an agent that requires credentials the operator's handshake did not send, or refused
+      // its ServiceAccount's token
+      return (withToken
+              ? "refused the operator's ServiceAccount token (HTTP "
+              : "refused the operator's unauthenticated request (HTTP ")
           + refused.getResponseInfo().statusCode()
           + ")";
     }

@@ -123,6 +123,136 @@ class DesiredTest {
         .containsKey("memory");
   }
 
+  /**
+   * With spec.auth (issue 18 §3): each agent runs as a ServiceAccount of its own (or the user's),
+   * with projected tokens for the agents it calls, each with that agent's resource identifier as
+   * audience, and one for the API server; the operator's ServiceAccount is named to it; the agents'
+   * client secret reaches only the agent that exchanges tokens, and the registry.
+   */
+  @Test
+  void withAuthEachAgentHasAnIdentityOfItsOwnAndTokensForTheAgentsItCalls() {
+    RenderedFleet fleet =
+        FleetRenderer.render(
+            ManifestParser.parse(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: sec, namespace: ai, uid: u-2}
+                spec:
+                  defaultModel: passthrough
+                  auth:
+                    oidc:
+                      issuerUrl: https://k/realms/p
+                      client: {id: agents, secret: {secretKeyRef: {name: agents, key: secret}}}
+                  mcpServers: [{name: tools, url: "http://t/mcp", tokenExchange: {audience: t}}]
+                  agents:
+                    - {name: helper, port: 24201, servers: [tools]}
+                    - {name: lead, port: 24202, servers: [helper]}
+                    - {name: own, port: 24203, pod: {serviceAccountName: mine}}
+                """,
+                "t"),
+            name -> Optional.of(Map.of("secret", "digest")));
+    OperatorConfig config =
+        OperatorConfig.fromEnvironment(
+            Map.of("POD_NAMESPACE", "pallas-system", "PALLAS_OPERATOR_SERVICE_ACCOUNT", "op"));
+
+    assertThat(AgentServiceAccountsDependentResource.desired(fleet).values())
+        .extracting(a -> a.getMetadata().getName())
+        .containsExactly("sec-helper", "sec-lead");
+    assertThat(AgentServiceAccountsDependentResource.desired(FLEET))
+        .as("none without spec.auth")
+        .isEmpty();
+
+    var lead =
+        AgentDeploymentsDependentResource.desired(fleet, fleet.pods().get("lead"), config)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    assertThat(lead.getServiceAccountName()).isEqualTo("sec-lead");
+    assertThat(lead.getAutomountServiceAccountToken()).isFalse();
+    var identity =
+        lead.getVolumes().stream()
+            .filter(v -> v.getName().equals(PallasNames.IDENTITY_VOLUME))
+            .findFirst()
+            .orElseThrow()
+            .getProjected()
+            .getSources();
+    assertThat(identity)
+        .filteredOn(p -> p.getServiceAccountToken() != null)
+        .extracting(
+            p -> p.getServiceAccountToken().getPath(),
+            p -> String.valueOf(p.getServiceAccountToken().getAudience()))
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple(PallasNames.API_TOKEN_FILE, "null"),
+            org.assertj.core.groups.Tuple.tuple(
+                "peers/helper", "http://sec-helper.ai.svc:24201/mcp"));
+    assertThat(identity)
+        .filteredOn(p -> p.getConfigMap() != null)
+        .singleElement()
+        .satisfies(p -> assertThat(p.getConfigMap().getName()).isEqualTo("kube-root-ca.crt"));
+    Container c = lead.getContainers().get(0);
+    assertThat(c.getVolumeMounts())
+        .anySatisfy(m -> {
+          assertThat(m.getMountPath()).isEqualTo(PallasNames.IDENTITY_DIR);
+          assertThat(m.getReadOnly()).isTrue();
+        });
+    assertThat(c.getEnv())
+        .extracting(e -> e.getName() + "=" + e.getValue())
+        .contains(
+            "PALLAS_IDENTITY_DIR=" + PallasNames.IDENTITY_DIR,
+            "PALLAS_OPERATOR_SUBJECT=system:serviceaccount:pallas-system:op")
+        .noneMatch(e -> e.startsWith("PALLAS_SECRET_agents"));
+
+    Container helper =
+        AgentDeploymentsDependentResource.desired(fleet, fleet.pods().get("helper"), config)
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getContainers()
+            .get(0);
+    assertThat(helper.getEnv())
+        .filteredOn(e -> e.getName().startsWith("PALLAS_SECRET_agents"))
+        .singleElement()
+        .satisfies(e -> {
+          assertThat(e.getValueFrom().getSecretKeyRef().getName()).isEqualTo("agents");
+          assertThat(e.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("secret");
+        });
+    assertThat(
+            AgentDeploymentsDependentResource.desired(fleet, fleet.pods().get("own"), config)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getServiceAccountName())
+        .as("the user's own ServiceAccount")
+        .isEqualTo("mine");
+
+    // the registry follows every agent as itself, under its own ServiceAccount
+    var registry =
+        RegistryDeploymentDependentResource.desired(fleet, config)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    assertThat(registry.getServiceAccountName()).isEqualTo("sec-registry");
+    assertThat(
+            registry.getVolumes().stream()
+                .filter(v -> v.getName().equals(PallasNames.IDENTITY_VOLUME))
+                .findFirst()
+                .orElseThrow()
+                .getProjected()
+                .getSources())
+        .extracting(p -> p.getServiceAccountToken().getPath())
+        .containsExactly("peers/helper", "peers/lead", "peers/own");
+    assertThat(registry.getContainers().get(0).getEnv())
+        .extracting(e -> e.getName() + "=" + e.getValue())
+        .contains("PALLAS_IDENTITY_DIR=" + PallasNames.IDENTITY_DIR);
+    // its call_tool exchanges tokens for the tools server as helper does: it has the secret too
+    assertThat(registry.getContainers().get(0).getEnv())
+        .filteredOn(e -> e.getName().startsWith("PALLAS_SECRET_agents"))
+        .singleElement()
+        .satisfies(
+            e -> assertThat(e.getValueFrom().getSecretKeyRef().getKey()).isEqualTo("secret"));
+  }
+
   @Test
   void onlyStartableAgentsHaveADeployment() {
     StartGate gate =
@@ -354,7 +484,9 @@ class DesiredTest {
     Container registry = d.getSpec().getTemplate().getSpec().getContainers().get(0);
     assertThat(registry.getEnv())
         .extracting(e -> e.getName())
-        .containsExactlyInAnyOrder("PALLAS_SECRET_argos__token", "PALLAS_STATIC_TOKENS_DIR");
+        // and, with spec.auth, where its identity is, which it presents to the agents it follows
+        .containsExactlyInAnyOrder(
+            "PALLAS_SECRET_argos__token", "PALLAS_STATIC_TOKENS_DIR", "PALLAS_IDENTITY_DIR");
     var header =
         registry.getEnv().stream()
             .filter(e -> e.getName().equals("PALLAS_SECRET_argos__token"))

@@ -38,6 +38,7 @@ class AgentVerifierIT {
         new AgentVerifier(
             (f, agent) -> URI.create("http://127.0.0.1:" + port + "/mcp"),
             new McpHandshake(),
+            null,
             Duration.ofSeconds(1),
             Clock.systemUTC())) {
       assertThat(verifier.observe(fleet, pods).get("a").reason()).isEqualTo(Reason.Pending);
@@ -81,7 +82,11 @@ class AgentVerifierIT {
     old.getMetadata().setUid("old");
     try (AgentVerifier verifier =
         new AgentVerifier(
-            (f, agent) -> url, new McpHandshake(), Duration.ofMinutes(10), Clock.systemUTC())) {
+            (f, agent) -> url,
+            new McpHandshake(),
+            null,
+            Duration.ofMinutes(10),
+            Clock.systemUTC())) {
       await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> verifier.observe(fleet, Map.of("a", old)).get("a"), Verification::isTrue);

@@ -134,6 +134,18 @@ class ChartIT {
     assertThat(lease.at("/metadata/namespace").asText()).isEqualTo(Helm.NAMESPACE);
     assertThat(lease.at("/rules/1/resourceNames").toString()).isEqualTo("[\"pallas-operator\"]");
     assertThat(lease.at("/rules/0/verbs").toString()).isEqualTo("[\"create\"]");
+    // tokens of its own ServiceAccount, for agents that let nobody in without one, and no other's
+    JsonNode tokens = all.get("Role", FULLNAME + "-own-tokens");
+    assertThat(rules(tokens))
+        .containsExactly(Map.entry("/serviceaccounts/token", Set.of("create")));
+    assertThat(tokens.at("/rules/0/resourceNames").toString()).isEqualTo("[\"" + FULLNAME + "\"]");
+    JsonNode container = all.get("Deployment", FULLNAME).at("/spec/template/spec/containers/0");
+    assertThat(container.get("env").findParents("name"))
+        .filteredOn(e -> e.get("name").asText().equals("PALLAS_OPERATOR_SERVICE_ACCOUNT"))
+        .singleElement()
+        .satisfies(e ->
+            assertThat(e.at("/valueFrom/fieldRef/fieldPath").asText())
+                .isEqualTo("spec.serviceAccountName"));
 
     Rendered some = Helm.template("--set", "watchNamespaces={ai,research}");
     assertThat(some.ofKind("ClusterRole").stream().map(r -> r.at("/metadata/name").asText()))
@@ -146,7 +158,8 @@ class ChartIT {
               .orElseThrow();
       assertThat(rules(role)).isEqualTo(rules(clusterRole));
     }
-    assertThat(some.ofKind("RoleBinding")).hasSize(3); // two namespaces and the Lease
+    // two namespaces, the Lease and the operator's own tokens
+    assertThat(some.ofKind("RoleBinding")).hasSize(4);
     assertThat(env(some.get("Deployment", FULLNAME).at("/spec/template/spec/containers/0")))
         .containsEntry("PALLAS_WATCH_NAMESPACES", "ai,research");
   }
@@ -362,6 +375,11 @@ class ChartIT {
     assertThat(pod.at("/automountServiceAccountToken").asBoolean(true)).isFalse();
     JsonNode container = pod.at("/containers/0");
     assertThat(container.get("image").asText()).isEqualTo("postgres:17");
+    // a user named: pg_isready would look its UID up, which an arbitrary one (OpenShift) lacks
+    for (String probe : List.of("startupProbe", "readinessProbe", "livenessProbe")) {
+      assertThat(container.at("/" + probe + "/exec/command").toString())
+          .contains("\"pg_isready\",\"-U\",\"pallas\"");
+    }
     assertThat(container.at("/securityContext/allowPrivilegeEscalation").asBoolean()).isFalse();
     assertThat(container.at("/securityContext/readOnlyRootFilesystem").asBoolean()).isTrue();
     assertThat(container.at("/securityContext/capabilities/drop").toString())
@@ -451,14 +469,11 @@ class ChartIT {
     JsonNode pod =
         Helm.template(
                 "--set",
-                "podSecurityContext.runAsUser=null,podSecurityContext.runAsGroup=null,"
-                    + "podSecurityContext.fsGroup=0,securityContext.runAsNonRoot=null,"
-                    + "securityContext.privileged=false")
+                "podSecurityContext.runAsUser=1000,podSecurityContext.fsGroup=0,"
+                    + "securityContext.runAsNonRoot=null,securityContext.privileged=false")
             .get("Deployment", FULLNAME)
             .at("/spec/template/spec");
-    // no fixed UID: what OpenShift's restricted-v2 SCC asks for
-    assertThat(pod.at("/securityContext").has("runAsUser")).isFalse();
-    assertThat(pod.at("/securityContext").has("runAsGroup")).isFalse();
+    assertThat(pod.at("/securityContext/runAsUser").asInt()).isEqualTo(1000);
     assertThat(pod.at("/securityContext/fsGroup").asInt(-1)).isZero();
     assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
     assertThat(pod.at("/securityContext/seccompProfile/type").asText()).isEqualTo("RuntimeDefault");
@@ -466,11 +481,53 @@ class ChartIT {
     assertThat(container.has("runAsNonRoot")).isFalse();
     assertThat(container.at("/privileged").asBoolean(true)).isFalse();
     assertThat(container.at("/readOnlyRootFilesystem").asBoolean()).isTrue();
-    // the defaults as they were
+    // by default no user or group: the image's runs the pod, or the platform's (OpenShift)
     JsonNode defaults = Helm.template().get("Deployment", FULLNAME).at("/spec/template/spec");
-    assertThat(defaults.at("/securityContext/runAsUser").asInt()).isEqualTo(65532);
-    assertThat(defaults.at("/securityContext/runAsGroup").asInt()).isEqualTo(65532);
+    assertThat(defaults.at("/securityContext").has("runAsUser")).isFalse();
+    assertThat(defaults.at("/securityContext").has("runAsGroup")).isFalse();
+    assertThat(defaults.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
     assertThat(defaults.at("/containers/0/securityContext/runAsNonRoot").asBoolean()).isTrue();
+  }
+
+  /**
+   * docs/install.md, "OpenShift": where the API server serves security.openshift.io/v1, no pod of
+   * the chart fixes a user, group or fsGroup (restricted-v2 assigns them), whatever the values say,
+   * unless adaptSecurityContext is disabled; force does it anywhere.
+   */
+  @Test
+  void onOpenShiftThePodsLeaveTheirIdsToTheScc() throws Exception {
+    String values =
+        "store.postgresql.enabled=true,podSecurityContext.runAsUser=1000,"
+            + "securityContext.runAsUser=1000";
+    String openshift = "security.openshift.io/v1";
+    for (Rendered chart :
+        List.of(
+            Helm.template("--api-versions", openshift, "--set", values),
+            Helm.template(
+                "--set", values + ",compatibility.openshift.adaptSecurityContext=force"))) {
+      for (JsonNode pod :
+          List.of(
+              chart.get("Deployment", FULLNAME).at("/spec/template/spec"),
+              chart.get("StatefulSet", FULLNAME + "-postgresql").at("/spec/template/spec"))) {
+        for (String id : List.of("runAsUser", "runAsGroup", "fsGroup")) {
+          assertThat(pod.at("/securityContext").has(id)).as(id).isFalse();
+          assertThat(pod.at("/containers/0/securityContext").has(id)).as(id).isFalse();
+        }
+        assertThat(pod.at("/securityContext/runAsNonRoot").asBoolean()).isTrue();
+        assertThat(pod.at("/securityContext/seccompProfile/type").asText())
+            .isEqualTo("RuntimeDefault");
+      }
+    }
+    JsonNode kept =
+        Helm.template(
+                "--api-versions",
+                openshift,
+                "--set",
+                values + ",compatibility.openshift.adaptSecurityContext=disabled")
+            .get("StatefulSet", FULLNAME + "-postgresql")
+            .at("/spec/template/spec/securityContext");
+    assertThat(kept.at("/runAsUser").asInt()).isEqualTo(999);
+    assertThat(kept.at("/fsGroup").asInt()).isEqualTo(999);
   }
 
   @Test

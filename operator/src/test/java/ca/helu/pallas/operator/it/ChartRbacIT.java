@@ -66,6 +66,18 @@ class ChartRbacIT {
       PallasDeployment d = admin.resource(fleet(ns)).create();
       awaitReady(d);
       assertFleetComplete(d);
+      // the handshake went out with the operator's own token (no pod answers here: the agents'
+      // Service names do not resolve), which the chart lets it request
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .untilAsserted(() ->
+              assertThat(admin.resource(d).get().getStatus().conditions())
+                  .anySatisfy(c -> {
+                    assertThat(c.getType()).isEqualTo("Verified");
+                    assertThat(c.getMessage()).contains("unreachable");
+                  }));
+      assertThat(admin.resource(d).get().getStatus().conditions())
+          .noneMatch(c -> String.valueOf(c.getMessage()).contains("cannot get a token"));
       // a problem is reported as a Warning event
       PallasDeployment broken =
           Fixtures.parse(
@@ -145,8 +157,9 @@ class ChartRbacIT {
 
   /**
    * A fleet using everything the operator writes: agents, registry, inline and referenced Secrets,
-   * static tokens mounted from a Secret, ServiceMonitor, a PodDisruptionBudget, a
-   * HorizontalPodAutoscaler and a NetworkPolicy.
+   * static tokens mounted from a Secret, agents' ServiceAccounts, ServiceMonitor, a
+   * PodDisruptionBudget, a HorizontalPodAutoscaler and a NetworkPolicy; and, its agents letting
+   * nobody in without a token, the operator's own token for its handshake.
    */
   private static PallasDeployment fleet(String ns) {
     admin
@@ -178,7 +191,7 @@ class ChartRbacIT {
             openai: {apiKey: {secretKeyRef: {name: llm, key: key}}}
             anthropic: {apiKey: {value: inline-key}}
           monitoring: {serviceMonitor: {enabled: true}}
-          auth: {staticTokens: {secretName: callers}}
+          auth: {staticTokens: {secretName: callers}, openHealth: false}
           agents:
             - {name: helper, replicas: 2}
             - {name: coordinator, servers: [helper], autoscaling: {maxReplicas: 3}}
@@ -215,6 +228,16 @@ class ChartRbacIT {
                 .withName(PallasNames.registryObject("fleet"))
                 .get())
         .isNotNull();
+    for (String agent : List.of("helper", "coordinator")) {
+      assertThat(
+              admin
+                  .serviceAccounts()
+                  .inNamespace(ns)
+                  .withName(PallasNames.agentObject("fleet", agent))
+                  .get())
+          .as("the agent's own identity (spec.auth)")
+          .isNotNull();
+    }
     assertThat(
             admin
                 .rbac()

@@ -8,6 +8,7 @@ import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.ToolImages;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
 import ca.helu.pallas.runtime.testing.JaegerServer;
+import ca.helu.pallas.runtime.testing.KeycloakServer;
 import ca.helu.pallas.runtime.testing.McpClients;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -47,8 +48,10 @@ import org.junit.jupiter.api.TestMethodOrder;
  * Secret), Daedalus as a Job in the cluster talking to every agent through the registry Service,
  * and Prometheus, configured by the Prometheus Operator from the chart's and the operator's
  * ServiceMonitors and PrometheusRule, scraping every pod; then Jaeger as a pod, receiving the
- * team's traces. The images that cannot be pulled here (Daedalus, the MCP server, the Prometheus
- * stack, Jaeger) are built by e2e/cluster/tool-images.py. The tests run in order on one cluster.
+ * team's traces. Then (tests 20-29) examples/secured.yaml with Keycloak on the host as its issuer,
+ * and Daedalus calling it with a user's token. The images that cannot be pulled here (Daedalus, the
+ * MCP server, the Prometheus stack, Jaeger) are built by e2e/cluster/tool-images.py. The tests run
+ * in order on one cluster.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFleetIT {
@@ -59,6 +62,8 @@ class ClusterFleetIT {
   private static NodeCluster cluster;
   private static FakeLlmServer llm;
   private static Map<String, ToolImages.Image> images;
+  // the issuer of examples/secured.yaml, on the node's bridge address (tests 20-29)
+  private static KeycloakServer keycloak;
 
   @BeforeAll
   static void up() throws Exception {
@@ -74,6 +79,9 @@ class ClusterFleetIT {
   static void down() throws Exception {
     if (llm != null) {
       llm.close();
+    }
+    if (keycloak != null) {
+      keycloak.close();
     }
     if (cluster != null) {
       cluster.down().ok();
@@ -135,22 +143,7 @@ class ClusterFleetIT {
   @Test
   @Order(2)
   void daedalusAsAJobFindsAndTalksToEveryAgentThroughTheRegistryService() throws Exception {
-    long start = System.nanoTime();
-    cluster.kubectl("apply", "--namespace", "team", "-f", "e2e/cluster/daedalus-job.yaml");
-    String outcome =
-        awaitKubectl(
-            s -> !s.equals("/"),
-            "get",
-            "job",
-            "daedalus",
-            "--namespace",
-            "team",
-            "-o",
-            "jsonpath={.status.succeeded}/{.status.failed}");
-    System.out.printf("Daedalus Job: kubectl apply to finished %.1f s%n", seconds(start));
-    String log = cluster.kubectl("logs", "--namespace", "team", "job/daedalus");
-    System.out.print(log);
-    assertThat(outcome).as(log).isEqualTo("1/");
+    String log = daedalusJob("team", "e2e/cluster/daedalus-job.yaml");
     assertThat(log)
         .doesNotContain("FAIL")
         .contains("ok registry lists 3 agents")
@@ -467,6 +460,156 @@ class ClusterFleetIT {
   }
 
   /**
+   * examples/secured.yaml as its header says to apply it, its issuer a Keycloak on the host
+   * listening on the node's bridge address, so that the pods and the host share one issuer URL: the
+   * fleet is Ready and Verified although its agents let nobody in without a token (openHealth:
+   * false), the operator presenting a token of its own ServiceAccount; a client without a token is
+   * refused. Here rather than in RealClusterIT, which builds neither the Daedalus nor the MCP
+   * server image this needs.
+   */
+  @Test
+  @Order(20)
+  void theSecuredExampleIsReadyAndVerifiedAndRefusesAClientWithoutAToken() throws Exception {
+    keycloak = new KeycloakServer().on(NodeCluster.NODE_IP).start();
+    cluster.restrictedNamespace("secured");
+    long start = System.nanoTime();
+    cluster.kubectl(
+        "apply", "--namespace", "secured", "-f", "examples/cluster/mcp-everything.yaml");
+    cluster.kubectl(
+        "create",
+        "secret",
+        "generic",
+        "pallas-agents",
+        "--namespace",
+        "secured",
+        "--from-literal=client-secret=pallas-agents-secret");
+    // the example with this Keycloak's realm as its issuer
+    Path secured = dir.resolve("secured.yaml");
+    Files.writeString(
+        secured,
+        Files.readString(NodeCluster.ROOT.resolve("examples/secured.yaml"))
+            .replace("https://keycloak.example/realms/pallas", keycloak.issuer()));
+    cluster.kubectl("apply", "--namespace", "secured", "-f", secured.toString());
+    cluster.kubectl(
+        "wait",
+        "--namespace",
+        "secured",
+        "pallas/secured",
+        "--for=condition=Ready",
+        "--timeout=300s");
+    System.out.printf("secured example: kubectl apply to Ready=True %.1f s%n", seconds(start));
+    awaitKubectl(
+        "True"::equals,
+        "get",
+        "pallas",
+        "secured",
+        "--namespace",
+        "secured",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Verified\")].status}");
+    System.out.printf("secured example: kubectl apply to Verified=True %.1f s%n", seconds(start));
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "pallas",
+                "secured",
+                "--namespace",
+                "secured",
+                "-o",
+                "jsonpath={.status.agents[*].tools}"))
+        .contains("send_message");
+
+    HttpResponse<String> refused =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create(serviceUrl("secured", "secured-lead", 24402)))
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                            + "\"params\":{\"name\":\"get_health\",\"arguments\":{}}}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(refused.statusCode()).isEqualTo(401);
+    assertThat(refused.headers().firstValue("WWW-Authenticate").orElse(""))
+        .contains("resource_metadata=");
+
+    // the registry pod follows the agents as itself (its ServiceAccount's projected tokens): with
+    // nothing open, its index still holds the tools agent's server's tools
+    String alice = keycloak.userToken("daedalus", "daedalus-secret", "alice", "alice-password");
+    try (McpSyncClient registry =
+        McpClients.connect(serviceUrl("secured", "secured-registry", 24400), alice, n -> {})) {
+      McpSchema.CallToolResult found =
+          registry.callTool(
+              new McpSchema.CallToolRequest("find_tools", Map.of("query", "echo a message")));
+      assertThat(JSON.valueToTree(found.structuredContent()).toString())
+          .as(McpClients.text(found))
+          .contains("everything/echo");
+    }
+  }
+
+  /**
+   * Daedalus's Job against the secured fleet, with alice's token from the host's Keycloak: it is
+   * refused without the token and with it lists, checks and calls every agent, lead calls tools (as
+   * itself, for alice), and tools calls the MCP server with a token Keycloak exchanged for alice's.
+   */
+  @Test
+  @Order(21)
+  void daedalusCallsTheSecuredFleetWithATokenAndIsRefusedWithout() throws Exception {
+    ObjectNode job =
+        (ObjectNode)
+            new YAMLMapper()
+                .readTree(NodeCluster.ROOT.resolve("e2e/cluster/daedalus-job.yaml").toFile());
+    ArrayNode env = (ArrayNode) job.at("/spec/template/spec/containers/0/env");
+    env.removeAll();
+    Map<String, String> vars = new java.util.LinkedHashMap<>();
+    vars.put("REGISTRY_URL", "http://secured-registry.secured.svc:24400");
+    vars.put("AGENTS", "2");
+    vars.put("CALL", "lead:tools");
+    vars.put("TOKEN_URL", keycloak.issuer() + "/protocol/openid-connect/token");
+    vars.put("CLIENT_ID", "daedalus");
+    vars.put("CLIENT_SECRET", "daedalus-secret");
+    vars.put("USERNAME", "alice");
+    vars.put("PASSWORD", "alice-password");
+    vars.put("EXCHANGE", "tools:everything__echo");
+    vars.forEach((name, value) -> env.addObject().put("name", name).put("value", value));
+    Path file = dir.resolve("daedalus-secured.json");
+    Files.writeString(file, job.toString());
+    String log = daedalusJob("secured", file.toString());
+    assertThat(log)
+        .doesNotContain("FAIL")
+        .contains("ok lead refuses a client without a token")
+        .contains("ok tools is healthy")
+        .contains("ok lead calls tools")
+        .contains("ok tools calls everything__echo with a token exchanged for the caller's");
+  }
+
+  /**
+   * Applies the Daedalus Job of {@code file} in {@code namespace} and waits for it to end; its log,
+   * once it succeeded (the exit code and the log are the verdict).
+   */
+  private static String daedalusJob(String namespace, String file) throws Exception {
+    long start = System.nanoTime();
+    cluster.kubectl("apply", "--namespace", namespace, "-f", file);
+    String outcome =
+        awaitKubectl(
+            s -> !s.equals("/"),
+            "get",
+            "job",
+            "daedalus",
+            "--namespace",
+            namespace,
+            "-o",
+            "jsonpath={.status.succeeded}/{.status.failed}");
+    System.out.printf(
+        "Daedalus Job in %s: kubectl apply to finished %.1f s%n", namespace, seconds(start));
+    String log = cluster.kubectl("logs", "--namespace", namespace, "job/daedalus");
+    System.out.print(log);
+    assertThat(outcome).as(log).isEqualTo("1/");
+    return log;
+  }
+
+  /**
    * What kubectl with these arguments prints, once {@code done} accepts it (polled each second).
    */
   private static String awaitKubectl(Predicate<String> done, String... args) {
@@ -513,9 +656,13 @@ class ClusterFleetIT {
 
   /** An MCP endpoint through its Service's address on the cluster's bridge. */
   private static String serviceUrl(String service, int port) throws Exception {
+    return serviceUrl("team", service, port);
+  }
+
+  private static String serviceUrl(String namespace, String service, int port) throws Exception {
     return "http://"
         + cluster.kubectl(
-            "get", "service", service, "--namespace", "team", "-o", "jsonpath={.spec.clusterIP}")
+            "get", "service", service, "--namespace", namespace, "-o", "jsonpath={.spec.clusterIP}")
         + ":"
         + port
         + "/mcp";

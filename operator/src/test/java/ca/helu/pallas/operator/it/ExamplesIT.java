@@ -129,6 +129,13 @@ class ExamplesIT {
           .contains(d.getSpec().portOf(agent));
       assertThat(dep.getSpec().getReplicas()).isEqualTo(d.getSpec().replicasOf(agent));
       assertRestricted(dep.getSpec().getTemplate().getSpec());
+      if (d.getSpec().auth() != null) {
+        // its own identity, which the agents it calls know it by (examples/secured.yaml)
+        String account = dep.getSpec().getTemplate().getSpec().getServiceAccountName();
+        assertThat(account).isEqualTo(PallasNames.serviceAccountOf(d, agent));
+        assertOwned(
+            K8S.resources(ServiceAccount.class).inNamespace(ns).withName(account).get(), created);
+      }
       // spec.pod under agents[].pod, field by field (examples/placement.yaml)
       PodSettingsSpec settings = d.getSpec().podOf(agent);
       if (settings.nodeSelector() != null) {

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Deployment, each started from {@code pallas-agent-runtime-image.tar} with the container's args
  * verbatim, its env, the ConfigMap at its mount path and (for the registry) its ServiceAccount
  * token where a kubelet puts it, reach {@code /readyz}, and the registry, reading its ConfigMap
- * through the API with that token, lists the agent at the URL the status reports.
+ * through the API with that token, lists the agent at the URL the status reports. Both run as a UID
+ * the image does not know, in group 0, as OpenShift's restricted-v2 SCC runs them.
  */
 class ImagePodsIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
@@ -58,6 +59,8 @@ class ImagePodsIT {
             """
               registry: {port: %d}
               defaultModel: passthrough
+              # as OpenShift's restricted-v2 SCC runs pods: a UID of the namespace's range
+              pod: {securityContext: {runAsUser: 1000650000}}
               agents:
                 - {name: helper, port: %d, description: Echoes}
             """
@@ -103,5 +106,11 @@ class ImagePodsIT {
             .get("servers");
     assertThat(servers.findValuesAsText("url")).containsExactly(url);
     assertThat(PODS).allSatisfy(pod -> assertThat(pod.isAlive()).as(pod.log()).isTrue());
+    // both ran as that UID in group 0, which the image does not know
+    for (LocalPod pod : PODS) {
+      assertThat(pod.javaStatus())
+          .anySatisfy(line -> assertThat(line).matches("Uid:(\\s+1000650000){4}"))
+          .anySatisfy(line -> assertThat(line).matches("Gid:(\\s+0){4}"));
+    }
   }
 }

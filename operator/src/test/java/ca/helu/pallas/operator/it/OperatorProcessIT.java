@@ -10,6 +10,7 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.LocalPod;
 import ca.helu.pallas.operator.testing.TestOperator;
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.ImageTool;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
@@ -33,16 +34,25 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The packaged operator as it runs in its pod: {@code java -jar pallas-operator.jar}, and the
- * operator image's entrypoint run as a container runtime runs it (images/image.py), configured by
- * its environment, holding a leader Lease, reconciling only its namespace, JSON logs carrying the
- * resource in MDC, JOSDK metrics on /metrics, probes, and a clean stop on SIGTERM that gives the
- * Lease up.
+ * operator image's entrypoint run as a container runtime runs it (images/image.py), as a UID the
+ * image does not know in group 0 (as OpenShift's restricted-v2 SCC runs it; the chart fixes no
+ * user), configured by its environment, holding a leader Lease, reconciling only its namespace,
+ * JSON logs carrying the resource in MDC, JOSDK metrics on /metrics, probes, and a clean stop on
+ * SIGTERM that gives the Lease up.
  */
 class OperatorProcessIT {
+  private static final String ARBITRARY_UID = ImageTool.ARBITRARY_UID;
+
   private static final KubernetesClient K8S = KubeCluster.shared().client();
   private static final Path JAR = Path.of("target", "pallas-operator.jar");
   private static final Path IMAGE = Path.of("target", "pallas-operator-image.tar").toAbsolutePath();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+  /** Any UID, in group 0, reads every file of the image and writes its HOME, /tmp. */
+  @Test
+  void anArbitraryUserReadsTheWholeImage() throws Exception {
+    assertThat(ImageTool.unreadable(IMAGE, ARBITRARY_UID)).isEmpty();
+  }
 
   /** The jar as {@code java -jar} runs it, or the operator image's own entrypoint. */
   @ParameterizedTest
@@ -67,6 +77,7 @@ class OperatorProcessIT {
       env.put("KUBECONFIG", kubeconfig.toString());
     } else {
       command.addAll(List.of("python3", LocalPod.IMAGE_TOOL.toString(), "run", IMAGE.toString()));
+      command.addAll(List.of("--user", ARBITRARY_UID));
       command.addAll(List.of("--file", kubeconfig + ":/tmp/kubeconfig"));
       env.put("KUBECONFIG", "/tmp/kubeconfig");
       env.forEach((k, v) -> command.addAll(List.of("--env", k + "=" + v)));
@@ -81,6 +92,11 @@ class OperatorProcessIT {
           .failFast("the operator exited", () -> !operator.isAlive())
           .until(() -> HttpStatus.of("http://127.0.0.1:" + port + "/readyz") == 200);
       assertThat(HttpStatus.of("http://127.0.0.1:" + port + "/livez")).isEqualTo(200);
+      if (packaging.equals("image")) {
+        assertThat(LocalPod.javaStatus(operator))
+            .anySatisfy(line -> assertThat(line).matches("Uid:(\\s+" + ARBITRARY_UID + "){4}"))
+            .anySatisfy(line -> assertThat(line).matches("Gid:(\\s+0){4}"));
+      }
       Lease lease =
           await()
               .atMost(Duration.ofSeconds(30))

@@ -12,6 +12,7 @@ import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -23,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Every pod template the operator renders is admitted by Pod Security "restricted": a server-side
  * dry-run Pod create in a namespace that enforces it (and a pod that is not hardened is refused
- * there, so the check is real).
+ * there, so the check is real). No template fixes a user or group unless {@code securityContext}
+ * asks for one, so OpenShift's restricted-v2 SCC can assign its own (docs/install.md, "OpenShift").
  */
 class PodSecurityIT {
   private static final KubernetesClient K8S = KubeCluster.shared().client();
@@ -44,7 +46,9 @@ class PodSecurityIT {
               providers: {openai: {apiKey: {secretKeyRef: {name: llm, key: key}}}}
               agents:
                 - {name: a, model: openai.qwen3}
-                - {name: b, servers: [a]}
+                - name: b
+                  servers: [a]
+                  pod: {securityContext: {runAsUser: 1000650000, fsGroup: 1000650000}}
             """);
     awaitAndMarkAvailable(d, "a");
     awaitAndMarkAvailable(d, "b");
@@ -64,6 +68,21 @@ class PodSecurityIT {
       Pod admitted = K8S.resource(pod).dryRun().create();
       assertThat(admitted.getMetadata().getUid()).isNotBlank();
     }
+    // the image's user, or the platform's; b's own, as asked
+    for (Deployment deployment : List.of(deployments.get(0), registry)) {
+      PodSecurityContext security =
+          deployment.getSpec().getTemplate().getSpec().getSecurityContext();
+      assertThat(security.getRunAsNonRoot()).isTrue();
+      assertThat(security.getRunAsUser()).isNull();
+      assertThat(security.getRunAsGroup()).isNull();
+      assertThat(security.getFsGroup()).isNull();
+    }
+    PodSecurityContext b =
+        deployments.get(1).getSpec().getTemplate().getSpec().getSecurityContext();
+    assertThat(b.getRunAsUser()).isEqualTo(1000650000L);
+    assertThat(b.getFsGroup()).isEqualTo(1000650000L);
+    assertThat(b.getRunAsGroup()).isNull();
+    assertThat(b.getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
 
     Pod plain =
         new PodBuilder()

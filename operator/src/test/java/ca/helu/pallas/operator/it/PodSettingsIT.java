@@ -276,7 +276,7 @@ class PodSettingsIT {
         Arguments.of(
             "pod: {volumes: [{name: tmp, emptyDir: {}}]}",
             "spec.pod.volumes",
-            "may not name a volume tmp: config, tmp and static-tokens are volumes of the"
+            "may not name a volume tmp: config, tmp, static-tokens and identity are volumes of the"
                 + " operator"),
         Arguments.of(
             "pod: {volumeMounts: [{name: v, mountPath: /etc/pallas/extra}]}",

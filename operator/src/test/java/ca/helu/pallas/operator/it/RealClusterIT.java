@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.testing.NodeCluster;
 import ca.helu.pallas.operator.testing.Readme;
+import ca.helu.pallas.operator.testing.ToolImages;
 import ca.helu.pallas.runtime.Causes;
 import ca.helu.pallas.runtime.http.EdgeLimits;
 import ca.helu.pallas.runtime.testing.FakeLlmServer;
@@ -54,12 +56,24 @@ import org.junit.jupiter.api.TestMethodOrder;
  * becomes Ready with real pods, README's port-forward and curl read the registry, and an MCP client
  * on the host calls the coordinator agent through its Service, which calls the helper agent by its
  * cluster DNS name. Then the faults a user meets: a rolling update under load, a killed agent pod,
- * the PallasDeployment deleted. Afterwards `down` leaves the host as it found it. The tests run in
- * order on one cluster: the later ones use the quick start the first one installed.
+ * the PallasDeployment deleted. Then OpenShift's way of running pods (tests 10-19: a UID from the
+ * namespace's range, in group 0, as its restricted-v2 SCC assigns) and NetworkPolicies enforced
+ * (tests 20-29: the node runs kube-router's firewall). Afterwards `down` leaves the host as it
+ * found it. The tests run in order on one cluster: the later ones use the quick start the first one
+ * installed.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealClusterIT {
   private static final Duration LONG = Duration.ofMinutes(6);
+
+  /**
+   * UIDs as OpenShift's restricted-v2 SCC assigns them: the first of each namespace's range
+   * (pallas-system's, and the namespace "scc"'s), unknown to every image, run in group 0 with the
+   * UID as fsGroup (docs/install.md, "OpenShift").
+   */
+  private static final long SYSTEM_UID = 1000640000;
+
+  private static final long SCC_UID = 1000650000;
   private static Path dir;
   private static Map<String, String> hostBefore;
   private static NodeCluster cluster;
@@ -71,7 +85,8 @@ class RealClusterIT {
     // already have them, as the host read after down will
     NodeCluster.prepare(dir);
     hostBefore = HostState.read();
-    cluster = NodeCluster.up(dir);
+    // NetworkPolicies enforced, as most clusters' network plugins do (tests 20-29)
+    cluster = NodeCluster.up(dir, true);
     System.out.printf("node Ready: cluster.sh up took %.1f s%n", cluster.upSeconds());
   }
 
@@ -92,7 +107,8 @@ class RealClusterIT {
         "label", "namespace", "default", "pod-security.kubernetes.io/enforce=restricted");
 
     long start = System.nanoTime();
-    assertThat(cluster.installFromReadme()).contains("STATUS: deployed");
+    // the chart's PostgreSQL as OpenShift would run it (the operator's turn comes in test 10)
+    assertThat(cluster.installFromReadme(SYSTEM_UID)).contains("STATUS: deployed");
     double helmToOperatorReady = seconds(start);
 
     start = System.nanoTime();
@@ -694,6 +710,355 @@ class RealClusterIT {
   }
 
   /**
+   * The operator as OpenShift's restricted-v2 SCC runs it (docs/install.md, "OpenShift"): the chart
+   * fixes no UID, so the platform's applies (here given as a value, as nothing assigns one on this
+   * node); the operator runs as that UID in group 0, which its image does not know, and goes on
+   * reconciling (test 11). The chart's PostgreSQL runs so since the install (test 1), its volume
+   * initialised by that UID, and keeps the fleet's conversations (test 3).
+   */
+  @Test
+  @Order(10)
+  void theOperatorAndThePostgresqlRunAsTheUidOfTheirNamespace() throws Exception {
+    cluster
+        .sh(
+            "helm upgrade pallas helm/pallas-operator --namespace pallas-system --reuse-values"
+                + " --set podSecurityContext.runAsUser=%d,podSecurityContext.fsGroup=%d"
+                    .formatted(SYSTEM_UID, SYSTEM_UID),
+            LONG)
+        .ok();
+    cluster.awaitRollout("deployment/pallas-pallas-operator");
+    await()
+        .atMost(Duration.ofMinutes(1))
+        .untilAsserted(() ->
+            assertRunsAs(
+                processIds("pallas-system", "app.kubernetes.io/name=pallas-operator", "java"),
+                SYSTEM_UID));
+    assertRunsAs(
+        processIds("pallas-system", "app.kubernetes.io/name=postgresql", "postgres"), SYSTEM_UID);
+  }
+
+  /**
+   * A fleet whose pods get a UID from their namespace's range, as OpenShift's restricted-v2 SCC
+   * gives them (spec.pod.securityContext, docs/operator.md): the operator running under its own
+   * arbitrary UID (test 10) reconciles it, every agent and the registry run as that UID in group 0
+   * under Pod Security "restricted", the operator's MCP handshake verifies them, an agent calls the
+   * other, and the registry lists both.
+   */
+  @Test
+  @Order(11)
+  void aFleetRunsAsTheUidOfItsNamespace() throws Exception {
+    cluster.restrictedNamespace("scc");
+    Path manifest = dir.resolve("scc.yaml");
+    Files.writeString(
+        manifest,
+        """
+        apiVersion: pallas.helu.ca/v1alpha1
+        kind: PallasDeployment
+        metadata:
+          name: scc
+        spec:
+          registry:
+            port: 24600
+          defaultModel: passthrough
+          pod:
+            securityContext: {runAsUser: %d, fsGroup: %d}
+          agents:
+            - {name: front, servers: [back]}
+            - {name: back}
+        """
+            .formatted(SCC_UID, SCC_UID));
+    cluster.kubectl("apply", "--namespace", "scc", "-f", manifest.toString());
+    cluster.kubectl(
+        "wait", "--namespace", "scc", "pallas/scc", "--for=condition=Ready", "--timeout=300s");
+    for (String pod :
+        List.of(
+            "pallas.helu.ca/agent=front",
+            "pallas.helu.ca/agent=back",
+            "app.kubernetes.io/component=registry")) {
+      assertRunsAs(processIds("scc", pod, "java"), SCC_UID);
+    }
+    await()
+        .atMost(Duration.ofMinutes(2))
+        .until(() -> condition("scc", "scc", "Verified"), "True"::equals);
+    String front = serviceIp("scc", "scc-front");
+    try (McpSyncClient client = mcpClient("http://" + front + ":24601")) {
+      client.initialize();
+      McpSchema.CallToolResult result =
+          client.callTool(
+              new McpSchema.CallToolRequest(
+                  "send_message",
+                  Map.of("message", "***CALL_TOOL back__back {\"message\": \"as any UID\"}")));
+      assertThat(((McpSchema.TextContent) result.content().get(0)).text()).contains("as any UID");
+    }
+    String registry =
+        cluster
+            .sh(
+                "curl -sf http://"
+                    + serviceIp("scc", "scc-registry")
+                    + ":24600/.well-known/mcp/server.json",
+                LONG)
+            .ok();
+    assertThat(new ObjectMapper().readTree(registry).get("servers").findValuesAsText("url"))
+        .containsExactlyInAnyOrder(
+            "http://scc-front.scc.svc:24601/mcp", "http://scc-back.scc.svc:24602/mcp");
+  }
+
+  /**
+   * The fleet's NetworkPolicy enforced (kube-router's firewall on this node; docs/operator.md,
+   * "Network"): from pods that are not the fleet's, an agent's MCP port answers only those of the
+   * fleet's namespace, then also those spec.networkPolicy.from names; Prometheus's pods reach
+   * /metrics from any namespace; the probe ports stay open and no pod misses a probe. Turning the
+   * policy off lets the stranger in: the network carried its traffic, the policy refused it.
+   */
+  @Test
+  @Order(20)
+  void theFleetsNetworkPolicyIsEnforced() throws Exception {
+    cluster.load(
+        List.of(ToolImages.build(cluster, dir.resolve("images")).get("pallas-daedalus").tarball()));
+    cluster.restrictedNamespace("outside");
+    cluster.restrictedNamespace("callers");
+    Prober neighbour = new Prober("scc", "neighbour", Map.of());
+    Prober stranger = new Prober("outside", "stranger", Map.of());
+    Prober prometheus =
+        new Prober("outside", "prometheus", Map.of("app.kubernetes.io/name", "prometheus"));
+    Prober daedalus = new Prober("callers", "daedalus", Map.of("role", "daedalus"));
+    Prober other = new Prober("callers", "other", Map.of());
+    for (Prober prober : List.of(neighbour, stranger, prometheus, daedalus, other)) {
+      prober.start();
+    }
+    for (Prober prober : List.of(neighbour, stranger, prometheus, daedalus, other)) {
+      prober.awaitRunning();
+    }
+    String mcp = "http://scc-front.scc.svc:24601/mcp";
+    String metrics = "http://scc-front.scc.svc:24601/metrics";
+    String registryMetrics = "http://scc-registry.scc.svc:24600/metrics";
+    String probes =
+        "http://"
+            + podIp("scc", "pallas.helu.ca/agent=front")
+            + ":"
+            + PallasNames.probePort(24601)
+            + "/readyz";
+    String restartsBefore = restarts("scc");
+
+    // the default: the fleet's namespace, the operator, Prometheus (new pods are admitted once
+    // kube-router has their addresses in its sets)
+    neighbour.awaitAnswer(mcp);
+    prometheus.awaitAnswer(metrics);
+    assertThat(prometheus.get(metrics)).isEqualTo("200");
+    assertThat(prometheus.get(registryMetrics)).isEqualTo("200");
+    assertThat(stranger.get(mcp)).as("a pod of another namespace").startsWith("unreachable");
+    assertThat(stranger.get(metrics)).startsWith("unreachable");
+    assertThat(daedalus.get(mcp)).as("not named yet").startsWith("unreachable");
+    assertThat(stranger.get(probes)).as("probe ports are open to all").isEqualTo("200");
+
+    // one pod of another namespace named in from (and the fleet's namespace kept)
+    patchScc("{\"from\":[{},{\"namespace\":\"callers\",\"podLabels\":{\"role\":\"daedalus\"}}]}");
+    daedalus.awaitAnswer(mcp);
+    assertThat(other.get(mcp)).as("its neighbour without the label").startsWith("unreachable");
+    assertThat(neighbour.get(mcp)).matches("\\d{3}");
+    assertThat(stranger.get(mcp)).startsWith("unreachable");
+
+    // without the policy the stranger gets through: what refused it was the policy
+    patchScc("{\"enabled\":false}");
+    stranger.awaitAnswer(mcp);
+
+    // every pod of the fleet stayed ready, without a restart, and verified by the operator
+    assertThat(restarts("scc")).isEqualTo(restartsBefore);
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "pods",
+                "--namespace",
+                "scc",
+                "-l",
+                "app.kubernetes.io/instance=scc",
+                "-o",
+                "jsonpath={.items[*].status.containerStatuses[0].ready}"))
+        .isEqualTo("true true true");
+    assertThat(condition("scc", "scc", "Verified")).isEqualTo("True");
+  }
+
+  /** A merge patch of the fleet scc's spec.networkPolicy. */
+  private static void patchScc(String networkPolicy) throws Exception {
+    cluster.kubectl(
+        "patch",
+        "pallas",
+        "scc",
+        "--namespace",
+        "scc",
+        "--type",
+        "merge",
+        "-p",
+        "{\"spec\":{\"networkPolicy\":" + networkPolicy + "}}");
+  }
+
+  /**
+   * A pod of the Python image (pallas-daedalus:test) that sleeps, in which {@link #get} runs one
+   * HTTP GET with kubectl exec: a client somewhere on the pod network.
+   */
+  private record Prober(String namespace, String name, Map<String, String> labels) {
+    void start() throws Exception {
+      Path manifest = dir.resolve("prober-" + namespace + "-" + name + ".yaml");
+      Files.writeString(
+          manifest,
+          """
+          apiVersion: v1
+          kind: Pod
+          metadata:
+            name: %s
+            namespace: %s
+            labels: %s
+          spec:
+            terminationGracePeriodSeconds: 0
+            securityContext:
+              runAsNonRoot: true
+              seccompProfile: {type: RuntimeDefault}
+            containers:
+              - name: prober
+                image: pallas-daedalus:test
+                imagePullPolicy: Never
+                command: [/usr/local/python/bin/python3, -c, "import time; time.sleep(86400)"]
+                securityContext:
+                  allowPrivilegeEscalation: false
+                  readOnlyRootFilesystem: true
+                  capabilities: {drop: [ALL]}
+          """
+              .formatted(name, namespace, new ObjectMapper().writeValueAsString(labels)));
+      cluster.kubectl("apply", "-f", manifest.toString());
+    }
+
+    void awaitRunning() throws Exception {
+      cluster.kubectl(
+          "wait",
+          "--namespace",
+          namespace,
+          "pod/" + name,
+          "--for=condition=Ready",
+          "--timeout=120s");
+    }
+
+    /** Waits until a GET of url is answered (any HTTP status). */
+    void awaitAnswer(String url) {
+      await()
+          .atMost(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofSeconds(1))
+          .until(() -> get(url), status -> status.matches("\\d{3}"));
+    }
+
+    /** The HTTP status of a GET of url, or "unreachable ..." when no connection was made. */
+    String get(String url) throws Exception {
+      return cluster
+          .kubectl(
+              "exec",
+              "--namespace",
+              namespace,
+              name,
+              "--",
+              "/usr/local/python/bin/python3",
+              "-c",
+              """
+              import sys, urllib.error, urllib.request
+              try:
+                  print(urllib.request.urlopen(sys.argv[1], timeout=3).status)
+              except urllib.error.HTTPError as e:
+                  print(e.code)
+              except Exception as e:
+                  print("unreachable:", e)
+              """,
+              url)
+          .strip();
+    }
+  }
+
+  /** The UID, primary GID and supplementary groups of a process of a pod. */
+  private record Ids(long uid, long gid, List<Long> groups) {}
+
+  /** As restricted-v2 runs a pod: the UID, group 0, the UID as fsGroup among the groups. */
+  private static void assertRunsAs(Ids ids, long uid) {
+    assertThat(ids.uid()).isEqualTo(uid);
+    assertThat(ids.gid()).isZero();
+    assertThat(ids.groups()).contains(uid);
+  }
+
+  /**
+   * The user and groups the node's kernel runs the process named {@code comm} of the one pod {@code
+   * selector} selects (found through the pod's cgroup), as /proc says.
+   */
+  private static Ids processIds(String namespace, String selector, String comm) throws Exception {
+    String[] pods =
+        cluster
+            .kubectl(
+                "get",
+                "pods",
+                "--namespace",
+                namespace,
+                "-l",
+                selector,
+                "-o",
+                "jsonpath={.items[*].metadata.uid}")
+            .split(" ");
+    assertThat(pods).as("the pods of " + selector).hasSize(1);
+    try (var dirs =
+        Files.find(
+            memoryHierarchy(),
+            4,
+            (p, a) -> a.isDirectory() && p.getFileName().toString().equals("pod" + pods[0]))) {
+      Path cgroup = dirs.findFirst().orElseThrow();
+      try (var procs = Files.find(cgroup, 2, (p, a) -> p.endsWith("cgroup.procs"))) {
+        for (Path list : procs.toList()) {
+          for (String pid : Files.readAllLines(list)) {
+            Path proc = Path.of("/proc", pid);
+            if (Files.readString(proc.resolve("comm")).strip().equals(comm)) {
+              Map<String, String> status = new HashMap<>();
+              for (String line : Files.readAllLines(proc.resolve("status"))) {
+                String[] kv = line.split(":\\s*", 2);
+                status.put(kv[0], kv.length > 1 ? kv[1] : "");
+              }
+              return new Ids(
+                  Long.parseLong(status.get("Uid").split("\\s+")[0]),
+                  Long.parseLong(status.get("Gid").split("\\s+")[0]),
+                  Stream.of(status.get("Groups").strip().split("\\s+"))
+                      .filter(g -> !g.isEmpty())
+                      .map(Long::parseLong)
+                      .toList());
+            }
+          }
+        }
+      }
+    }
+    throw new AssertionError("no process " + comm + " in the pod of " + selector);
+  }
+
+  private static String serviceIp(String namespace, String service) throws Exception {
+    return cluster.kubectl(
+        "get", "service", service, "--namespace", namespace, "-o", "jsonpath={.spec.clusterIP}");
+  }
+
+  private static String podIp(String namespace, String selector) throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pods",
+        "--namespace",
+        namespace,
+        "-l",
+        selector,
+        "-o",
+        "jsonpath={.items[0].status.podIP}");
+  }
+
+  /** Every container's restart count in a namespace. */
+  private static String restarts(String namespace) throws Exception {
+    return cluster.kubectl(
+        "get",
+        "pods",
+        "--namespace",
+        namespace,
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.status.containerStatuses[0].restartCount}"
+            + "{\"\\n\"}{end}");
+  }
+
+  /**
    * What twelve agents cost (issue 21 §4): a pod each, then one pod group, on the passthrough
    * model, each fleet alone on the node. Printed: apply to Ready, the cgroup working set of the
    * agent pods once every agent answered the operator's handshake and five calls, and each pod's
@@ -710,6 +1075,9 @@ class RealClusterIT {
         "ten",
         "rollout",
         "provider",
+        "scc",
+        "outside",
+        "callers",
         "--ignore-not-found",
         "--wait=true",
         "--timeout=300s");
@@ -997,12 +1365,19 @@ class RealClusterIT {
   }
 
   private static String readyStatus(String pallas) throws Exception {
+    return condition("default", pallas, "Ready");
+  }
+
+  /** The status of a PallasDeployment's condition of that type. */
+  private static String condition(String namespace, String pallas, String type) throws Exception {
     return cluster.kubectl(
         "get",
         "pallas",
         pallas,
+        "--namespace",
+        namespace,
         "-o",
-        "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}");
+        "jsonpath={.status.conditions[?(@.type==\"" + type + "\")].status}");
   }
 
   private static String health(McpSyncClient client) {
@@ -1197,6 +1572,8 @@ class RealClusterIT {
       state.put("nft", ruleset("nft", "list", "ruleset"));
       state.put("iptables", ruleset("iptables-save"));
       state.put("ip6tables", ruleset("ip6tables-save"));
+      // kube-router's IP sets
+      state.put("ipsets", ruleset("ipset", "save"));
       state.put("mounts", out("findmnt -rn -o TARGET | sort"));
       state.put("netns", list(Path.of("/var/run/netns")));
       // cgroup v1 has a kubepods per controller, v2 one in the unified hierarchy

@@ -40,7 +40,8 @@ public final class ChartOperator implements AutoCloseable {
         env.put(var.getName(), var.getValue());
       }
     }
-    env.put("POD_NAMESPACE", ns); // the downward API's value
+    env.put("POD_NAMESPACE", ns); // the downward API's values
+    env.put("PALLAS_OPERATOR_SERVICE_ACCOUNT", pod.getServiceAccountName());
     env.put("PALLAS_HTTP_PORT", "0");
     Config config =
         Config.fromKubeconfig(

@@ -1,6 +1,7 @@
 package ca.helu.pallas.operator.testing;
 
 import ca.helu.pallas.api.PallasNames;
+import ca.helu.pallas.runtime.testing.ImageTool;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -33,7 +34,7 @@ public final class LocalPod implements AutoCloseable {
       Path.of("..", "agent-runtime", "target", "pallas-agent-runtime.jar");
 
   /** Runs an image's entrypoint as a container runtime would (docs/images.md). */
-  public static final Path IMAGE_TOOL = Path.of("..", "images", "image.py").toAbsolutePath();
+  public static final Path IMAGE_TOOL = ImageTool.SCRIPT;
 
   public static final Path RUNTIME_IMAGE =
       Path.of("..", "agent-runtime", "target", "pallas-agent-runtime-image.tar").toAbsolutePath();
@@ -103,9 +104,10 @@ public final class LocalPod implements AutoCloseable {
 
   /**
    * The rendered pod run from the runtime image as a kubelet runs it (images/image.py): the image's
-   * entrypoint with the container's args verbatim, its env, the ConfigMap mounted at its path,
-   * {@code hosts} as /etc/hosts and, when the pod mounts a ServiceAccount token, that token at the
-   * standard path with KUBERNETES_SERVICE_HOST/PORT pointing at the API server.
+   * entrypoint with the container's args verbatim, its env, as the pod's runAsUser (and runAsGroup)
+   * where it sets one, the ConfigMap mounted at its path, {@code hosts} as /etc/hosts and, when the
+   * pod mounts a ServiceAccount token, that token at the standard path with
+   * KUBERNETES_SERVICE_HOST/PORT pointing at the API server.
    */
   public static LocalPod startImage(
       KubernetesClient k8s, Deployment deployment, Path image, Path root, Path hosts)
@@ -122,6 +124,14 @@ public final class LocalPod implements AutoCloseable {
       command.addAll(List.of("--file", file + ":" + PallasNames.CONFIG_DIR + "/" + entry.getKey()));
     }
     command.addAll(List.of("--file", hosts.toAbsolutePath() + ":/etc/hosts"));
+    var security = pod.getSecurityContext();
+    if (security != null && security.getRunAsUser() != null) {
+      command.addAll(
+          List.of(
+              "--user",
+              security.getRunAsUser()
+                  + (security.getRunAsGroup() == null ? "" : ":" + security.getRunAsGroup())));
+    }
     Map<String, String> env = new java.util.TreeMap<>(environment(k8s, ns, c));
     if (!Boolean.FALSE.equals(pod.getAutomountServiceAccountToken())) {
       String account = pod.getServiceAccountName();
@@ -230,6 +240,22 @@ public final class LocalPod implements AutoCloseable {
 
   public boolean isAlive() {
     return process.isAlive();
+  }
+
+  /** /proc/PID/status of the pod's JVM (its user and groups), once it runs. */
+  public List<String> javaStatus() throws IOException {
+    return javaStatus(process);
+  }
+
+  /** /proc/PID/status of the JVM a process (images/image.py run) started. */
+  public static List<String> javaStatus(Process process) throws IOException {
+    ProcessHandle java =
+        process
+            .descendants()
+            .filter(p -> p.info().command().map(c -> c.endsWith("/java")).orElse(false))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no java process under " + process.pid()));
+    return Files.readAllLines(Path.of("/proc", Long.toString(java.pid()), "status"));
   }
 
   public String log() {

@@ -61,11 +61,22 @@ public final class NodeCluster {
    * missing) on a machine where it cannot run.
    */
   public static NodeCluster up(Path dir) throws Exception {
+    return up(dir, false);
+  }
+
+  /**
+   * {@link #up(Path)}, with NetworkPolicies enforced (kube-router's firewall, {@code cluster.sh up
+   * --network-policy}) when asked.
+   */
+  public static NodeCluster up(Path dir, boolean enforceNetworkPolicies) throws Exception {
     prepare(dir);
     for (Path image : IMAGES) {
       assertThat(image).as("built by the module's package phase").exists();
     }
     List<String> args = new ArrayList<>(List.of("up"));
+    if (enforceNetworkPolicies) {
+      args.add("--network-policy");
+    }
     IMAGES.forEach(i -> args.add(i.toString()));
     Result up = script(dir, Duration.ofMinutes(10), args.toArray(String[]::new));
     if (up.exitCode() != 0) {
@@ -151,6 +162,17 @@ public final class NodeCluster {
   }
 
   /**
+   * {@link #installFromReadme}, with the chart's PostgreSQL run as OpenShift's restricted-v2 SCC
+   * would run it (docs/install.md, "OpenShift"): no runAsGroup (so group 0), runAsUser and fsGroup
+   * {@code uid} (the first of the namespace's range there), and the volume's directory group-owned
+   * by {@code uid} and group-writable, as a kubelet makes a volume for an fsGroup (a hostPath it
+   * leaves alone).
+   */
+  public String installFromReadme(long uid) throws Exception {
+    return installWithPostgresql(Readme.block("## Run it on a cluster").get(0), uid);
+  }
+
+  /**
    * A {@code helm install} of the chart with its PostgreSQL (examples/quickstart/values.yaml,
    * examples/durable/values.yaml) on this node, which has no registry and no volume provisioner
    * (docs/install.md, "A durable fleet"): the image {@code pallas-postgres:test}
@@ -158,9 +180,18 @@ public final class NodeCluster {
    * of no class for the database's claim. Returns once PostgreSQL and the operator are ready.
    */
   public String installWithPostgresql(String helmInstall) throws Exception {
+    return installWithPostgresql(helmInstall, null);
+  }
+
+  private String installWithPostgresql(String helmInstall, Long uid) throws Exception {
     load(List.of(ToolImages.build(this, dir.resolve("images")).get("pallas-postgres").tarball()));
     Path data = Files.createDirectories(dir.resolve("postgresql-data"));
-    sh("chown 999:999 '" + data + "' && chmod 700 '" + data + "'", Duration.ofMinutes(1)).ok();
+    // the image's user owns it, or a volume's fsGroup does, as the kubelet gives one to a volume
+    String chown =
+        uid == null
+            ? "chown 999:999 '%1$s' && chmod 700 '%1$s'"
+            : "chown 0:%2$d '%1$s' && chmod 2770 '%1$s'";
+    sh(chown.formatted(data, uid), Duration.ofMinutes(1)).ok();
     Path volume = dir.resolve("postgresql-volume.yaml");
     Files.writeString(
         volume,
@@ -184,7 +215,13 @@ public final class NodeCluster {
         sh(
                 helmInstall
                     + " --set store.postgresql.image.repository=pallas-postgres"
-                    + ",store.postgresql.image.tag=test,store.postgresql.image.pullPolicy=Never",
+                    + ",store.postgresql.image.tag=test,store.postgresql.image.pullPolicy=Never"
+                    + (uid == null
+                        ? ""
+                        : (",store.postgresql.podSecurityContext.runAsUser=%d"
+                                + ",store.postgresql.podSecurityContext.runAsGroup=null"
+                                + ",store.postgresql.podSecurityContext.fsGroup=%d")
+                            .formatted(uid, uid)),
                 Duration.ofMinutes(6))
             .ok();
     awaitRollout("statefulset/pallas-pallas-operator-postgresql");
