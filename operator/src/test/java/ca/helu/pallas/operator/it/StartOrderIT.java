@@ -11,7 +11,6 @@ import ca.helu.pallas.api.PallasDeploymentStatus.AgentStatus;
 import ca.helu.pallas.operator.testing.Fixtures;
 import ca.helu.pallas.operator.testing.KubeCluster;
 import ca.helu.pallas.operator.testing.TestOperator;
-import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentConditionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -47,11 +46,12 @@ class StartOrderIT {
     // "middle waits for back"): wait for the one written after it
     await()
         .atMost(Duration.ofSeconds(30))
-        .untilAsserted(() -> {
-          Condition progressing = Fixtures.condition(d, "Progressing").orElseThrow();
-          assertThat(progressing.getReason()).isEqualTo("WaitingForDependencies");
-          assertThat(progressing.getMessage()).isEqualTo("front waits for middle");
-        });
+        .untilAsserted(() ->
+            assertThat(Fixtures.condition(d, "Progressing"))
+                .hasValueSatisfying(progressing -> {
+                  assertThat(progressing.getReason()).isEqualTo("WaitingForDependencies");
+                  assertThat(progressing.getMessage()).isEqualTo("front waits for middle");
+                }));
     assertThat(agentDeployment(d, "front")).isNull();
     assertThat(agentStatus(d, "front").waitingFor()).containsExactly("middle");
     assertThat(Fixtures.condition(d, "Ready").orElseThrow().getReason())
