@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.auth.Caller;
 import ca.helu.pallas.runtime.auth.OidcTokens;
@@ -128,6 +129,30 @@ class DownstreamCredentialsIT {
     assertThat(call(worker, "***CALL_TOOL xchg__whoami"))
         .as("the exchanged token is reused while it is fresh")
         .isEqualTo(seen);
+  }
+
+  /**
+   * The registry's call_tool asks for the exchange as an agent does (docs/runtime.md, "The
+   * registry's MCP endpoint"): the server sees the caller through the agents' client, and never the
+   * caller's own token.
+   */
+  @Test
+  void throughTheRegistryTheExchangeServerSeesTheCallerToo() throws Exception {
+    String bob =
+        KEYCLOAK.userToken(
+            "daedalus", "daedalus-secret", KeycloakServer.user(0), KeycloakServer.password(0));
+    RawMcp registry = RawMcp.open(fleet.registryBase() + "/mcp", bob);
+    // the registry indexes xchg's tools once an agent has probed it
+    String seen =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(
+                () -> RawMcp.text(registry.callTool("call_tool", Map.of("name", "xchg/whoami"))),
+                text -> text.startsWith("Bearer "));
+    assertThat(seen).doesNotContain(bob);
+    Caller asTools = asToolsSeesIt.authenticate(seen);
+    assertThat(asTools.name()).as("bob, through the agents' client").isEqualTo(subject(bob));
+    assertThat(asTools.client()).isEqualTo("agent-helper");
   }
 
   @Test
