@@ -32,6 +32,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -1141,9 +1142,15 @@ class RealClusterIT {
 
   /**
    * One send_message on a new session of the agent at {@code url} whose passthrough model calls
-   * agent {@code peer} with {@code message} (an agent-to-agent call).
+   * agent {@code peer} with {@code message} (an agent-to-agent call), once the Service answers:
+   * Ready says the pods are ready, and kube-proxy programs the Service's endpoints a moment later
+   * (until then it rejects connections to it; a CI run met that).
    */
   private static McpSchema.CallToolResult relay(String url, String peer, String message) {
+    return firstAnswer(() -> relayOnce(url, peer, message));
+  }
+
+  private static McpSchema.CallToolResult relayOnce(String url, String peer, String message) {
     try (McpSyncClient client = mcpClient(url)) {
       client.initialize();
       return client.callTool(
@@ -1306,13 +1313,18 @@ class RealClusterIT {
    * each attempt starts a new session and a failed one is tried again half a second later.
    */
   private static String answerOnce(String url) {
-    AtomicReference<String> answer = new AtomicReference<>();
+    return firstAnswer(() -> writeOnce(url));
+  }
+
+  /** What {@code attempt} returns the first time it does not throw, tried every half second. */
+  private static <T> T firstAnswer(Callable<T> attempt) {
+    AtomicReference<T> answer = new AtomicReference<>();
     await()
         .atMost(Duration.ofMinutes(1))
         .pollInterval(Duration.ofMillis(500))
         .ignoreExceptions()
         .until(() -> {
-          answer.set(writeOnce(url));
+          answer.set(attempt.call());
           return true;
         });
     return answer.get();
