@@ -112,12 +112,13 @@ public final class PallasNames {
 
   /**
    * The ServiceAccount an agent's pods run as: {@code serviceAccountName} of its pod settings when
-   * set, else {@code X-a}, which the operator creates for fleets with {@code spec.auth}; the agents
-   * it calls recognise it by this name (docs/runtime.md, "Agents calling agents").
+   * set, else {@code X-a}, or {@code X-g} for an agent in pod group g (the group's pods serve all
+   * its agents), which the operator creates for fleets with {@code spec.auth}; the agents it calls
+   * recognise it by this name (docs/runtime.md, "Agents calling agents").
    */
   public static String serviceAccountOf(PallasDeployment d, AgentSpec agent) {
     String own = d.getSpec().podOf(agent).serviceAccountName();
-    return own != null ? own : agentObject(d.name(), agent.name());
+    return own != null ? own : agentObject(d.name(), d.getSpec().podNameOf(agent));
   }
 
   /** The subject ({@code sub}) of a ServiceAccount's tokens. */

@@ -1,6 +1,8 @@
 package ca.helu.pallas.runtime.auth;
 
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Which of the fleet's own agents (or its registry, or the operator) a bearer token names, on the
@@ -22,19 +24,57 @@ public interface AgentTokens {
   }
 
   /**
-   * An identity a token proved.
+   * An identity a token proved: the agents it may stand for. An agent whose ServiceAccount is its
+   * own has one; agents that share one (a pod group's, or the user's {@code serviceAccountName} for
+   * several) are told apart by the agent each request names ({@link CarriedCaller#AGENT_HEADER}),
+   * which the shared token cannot prove: such agents trust each other, as agents of one process do.
    *
-   * @param agent the calling agent's name, or null for an observer
+   * @param agents the calling agents' names, none for an observer
    */
-  record Identity(String agent) {
+  record Identity(Set<String> agents) {
     /**
      * The operator (its Verified handshake) or the fleet's registry (its links): they may do what a
      * client without a token may with openHealth, whatever openHealth says, and no more.
      */
-    public static final Identity OBSERVER = new Identity(null);
+    public static final Identity OBSERVER = new Identity(Set.of());
+
+    public Identity {
+      agents = Set.copyOf(agents);
+    }
+
+    /** The identity of one agent. */
+    public Identity(String agent) {
+      this(Set.of(agent));
+    }
 
     public boolean isObserver() {
-      return agent == null;
+      return agents.isEmpty();
+    }
+
+    /**
+     * The calling agent: the one a request names ({@code named}, null when it names none), which
+     * must be one of these; without a name, the only one.
+     *
+     * @throws AuthFailure when the name is not one of these, or missing where several share it
+     */
+    public String agent(String named) throws AuthFailure {
+      if (named != null) {
+        if (!agents.contains(named)) {
+          throw new AuthFailure(
+              AuthFailure.Code.INVALID_TOKEN,
+              "the token is not that of an agent named in " + CarriedCaller.AGENT_HEADER);
+        }
+        return named;
+      }
+      if (agents.size() != 1) {
+        throw new AuthFailure(
+            AuthFailure.Code.INVALID_TOKEN,
+            "the token's ServiceAccount is shared by agents "
+                + String.join(", ", new TreeSet<>(agents))
+                + ": the request must name its agent in "
+                + CarriedCaller.AGENT_HEADER);
+      }
+      return agents.iterator().next();
     }
   }
 }

@@ -18,6 +18,12 @@ public final class CarriedCaller {
   public static final String NAME_HEADER = "Pallas-Caller";
   public static final String CLIENT_HEADER = "Pallas-Caller-Client";
 
+  /**
+   * The calling agent's name, on every request an agent makes to another of its fleet: the agent
+   * among those that share its identity ({@link AgentTokens.Identity#agent}).
+   */
+  public static final String AGENT_HEADER = "Pallas-Agent";
+
   /** The longest name or client read; longer ones refuse the request. */
   static final int MAX_LENGTH = 512;
 

@@ -165,7 +165,9 @@ public final class InboundAuth {
       if (identity.isPresent()) {
         return identity.get().isObserver()
             ? Optional.empty()
-            : Optional.of(CarriedCaller.read(identity.get().agent(), header));
+            : Optional.of(
+                CarriedCaller.read(
+                    identity.get().agent(header.apply(CarriedCaller.AGENT_HEADER)), header));
       }
     }
     return Optional.of(authenticator.authenticate(authorization));

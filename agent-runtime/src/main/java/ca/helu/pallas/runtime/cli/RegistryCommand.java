@@ -166,7 +166,7 @@ final class RegistryCommand implements Command {
     return PodIdentity.from(env)
         .<Function<String, Credentials>>map(pod -> {
           ProjectedTokens tokens = new ProjectedTokens(pod.dir());
-          return agent -> Credentials.peer(() -> tokens.tokenFor(agent));
+          return agent -> Credentials.peer(null, () -> tokens.tokenFor(agent));
         })
         .orElse(agent -> Credentials.NONE);
   }

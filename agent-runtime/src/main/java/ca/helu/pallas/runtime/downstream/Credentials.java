@@ -92,14 +92,21 @@ public interface Credentials {
 
   /**
    * Another agent of the fleet: every request carries the calling agent's own identity, read at
-   * each request ({@code token}: a projected token the kubelet rotates), and each call the caller
-   * it is made for (docs/runtime.md, "Agents calling agents").
+   * each request ({@code token}: a projected token the kubelet rotates) with its name, and each
+   * call the caller it is made for (docs/runtime.md, "Agents calling agents").
+   *
+   * @param agent the calling agent's name, or null for the registry
    */
-  static Credentials peer(Supplier<Optional<String>> token) {
+  static Credentials peer(String agent, Supplier<Optional<String>> token) {
     return new Credentials() {
       @Override
       public Map<String, String> session() {
-        return token.get().map(Credentials::bearer).orElse(Map.of());
+        Map<String, String> headers = new LinkedHashMap<>();
+        token.get().ifPresent(t -> headers.putAll(bearer(t)));
+        if (agent != null) {
+          headers.put(CarriedCaller.AGENT_HEADER, agent);
+        }
+        return headers;
       }
 
       @Override

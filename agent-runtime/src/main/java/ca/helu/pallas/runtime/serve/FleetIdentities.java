@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -61,10 +62,10 @@ final class FleetIdentities {
   Credentials credentials(AgentSpec caller, AgentSpec peer) {
     if (local != null) {
       String key = local.keyOf(caller.name());
-      return Credentials.peer(() -> Optional.of(key));
+      return Credentials.peer(caller.name(), () -> Optional.of(key));
     }
     if (projected != null) {
-      return Credentials.peer(() -> projected.tokenFor(peer.name()));
+      return Credentials.peer(caller.name(), () -> projected.tokenFor(peer.name()));
     }
     if (deployment.getSpec().auth() != null) {
       LOG.warn(
@@ -85,7 +86,7 @@ final class FleetIdentities {
       return Credentials.NONE;
     }
     String key = local.registryKey();
-    return Credentials.peer(() -> Optional.of(key));
+    return Credentials.peer(null, () -> Optional.of(key));
   }
 
   /**
@@ -106,12 +107,18 @@ final class FleetIdentities {
       return null;
     }
     String namespace = PallasNames.namespaceOf(deployment);
-    Map<String, AgentTokens.Identity> subjects = new LinkedHashMap<>();
+    // agents that share a ServiceAccount (a pod group's, or the user's) share its subject
+    Map<String, Set<String>> agents = new LinkedHashMap<>();
     for (AgentSpec a : callers) {
-      subjects.put(
-          PallasNames.serviceAccountSubject(namespace, PallasNames.serviceAccountOf(deployment, a)),
-          new AgentTokens.Identity(a.name()));
+      agents
+          .computeIfAbsent(
+              PallasNames.serviceAccountSubject(
+                  namespace, PallasNames.serviceAccountOf(deployment, a)),
+              s -> new TreeSet<>())
+          .add(a.name());
     }
+    Map<String, AgentTokens.Identity> subjects = new LinkedHashMap<>();
+    agents.forEach((subject, names) -> subjects.put(subject, new AgentTokens.Identity(names)));
     // the fleet's registry pod (its ServiceAccount, RegistryAccess in the operator) follows every
     // agent's resources; the operator verifies each agent
     subjects.put(

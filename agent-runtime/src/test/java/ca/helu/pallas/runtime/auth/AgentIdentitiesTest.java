@@ -56,4 +56,23 @@ class AgentIdentitiesTest {
     assertThatThrownBy(() -> CarriedCaller.read("lead", sent::get))
         .hasMessage("the Pallas-Caller header is not percent-encoded");
   }
+
+  @Test
+  void agentsSharingAnIdentityAreToldApartByTheAgentTheyName() throws Exception {
+    AgentTokens.Identity group = new AgentTokens.Identity(Set.of("lead", "scout"));
+    assertThat(group.agent("scout")).isEqualTo("scout");
+    assertThatThrownBy(() -> group.agent(null))
+        .isInstanceOf(AuthFailure.class)
+        .hasMessage(
+            "the token's ServiceAccount is shared by agents lead, scout: the request must name"
+                + " its agent in Pallas-Agent");
+    assertThatThrownBy(() -> group.agent("other"))
+        .isInstanceOf(AuthFailure.class)
+        .hasMessage("the token is not that of an agent named in Pallas-Agent");
+
+    AgentTokens.Identity own = new AgentTokens.Identity("lead");
+    assertThat(own.agent(null)).as("one agent: no name needed").isEqualTo("lead");
+    assertThat(own.agent("lead")).isEqualTo("lead");
+    assertThatThrownBy(() -> own.agent("scout")).isInstanceOf(AuthFailure.class);
+  }
 }

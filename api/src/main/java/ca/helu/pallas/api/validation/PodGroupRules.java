@@ -29,11 +29,6 @@ final class PodGroupRules {
           + " resources and pod from its podGroups entry and is not autoscaled: leave replicas,"
           + " autoscaling, resources and pod out";
 
-  static final String WITH_AUTH =
-      "podGroups cannot be used with spec.auth yet: each agent has an identity of its own (its"
-          + " ServiceAccount), which agents sharing a pod would share; give each agent a pod of its"
-          + " own";
-
   private static final Pattern NAME = Pattern.compile(PallasNames.NAME_PATTERN);
 
   private PodGroupRules() {}
@@ -69,19 +64,6 @@ final class PodGroupRules {
                             + PallasNames.agentObject(d.name(), g.name())
                             + "' (the group's Deployment) would be longer than 63 characters");
                   }
-                }
-              }),
-          Rule.on(PallasDeploymentSpec.class)
-              .cel("!has(self.auth) || !has(self.podGroups) || size(self.podGroups) == 0")
-              .message(WITH_AUTH)
-              .fieldPath(".podGroups")
-              .example(
-                  "{defaultModel: passthrough, auth: {oidc: {issuerUrl: 'https://k/realms/p'}},"
-                      + " podGroups: [{name: g}], agents: [{name: a}]}",
-                  "spec.podGroups")
-              .check((s, at, p) -> {
-                if (s.auth() != null && !s.effectivePodGroups().isEmpty()) {
-                  p.add(at + ".podGroups", WITH_AUTH);
                 }
               }),
           Rule.on(PallasDeploymentSpec.class)

@@ -199,11 +199,10 @@ public class AgentDeploymentsDependentResource
             .withNewSpec()
             .withAutomountServiceAccountToken(false)
             .withServiceAccountName(
-                // an agent's own identity; a pod group has none, since its agents would share
-                // one: spec.auth refuses pod groups (validation.PodGroupRules)
-                fleet.primary().getSpec().auth() == null || pod.grouped()
+                // an agent's own identity, or its pod group's, which the group's agents share
+                fleet.primary().getSpec().auth() == null
                     ? null
-                    : PallasNames.serviceAccountOf(fleet.primary(), pod.alone().agent()))
+                    : PallasNames.serviceAccountOf(fleet.primary(), pod.agents().get(0).agent()))
             .withEnableServiceLinks(false)
             .withTerminationGracePeriodSeconds(
                 (long) config.drainSeconds() + Pods.PRE_STOP_SECONDS + 10)

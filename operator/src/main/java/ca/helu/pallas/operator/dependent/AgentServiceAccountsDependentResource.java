@@ -1,9 +1,8 @@
 package ca.helu.pallas.operator.dependent;
 
-import ca.helu.pallas.api.AgentSpec;
 import ca.helu.pallas.api.PallasDeployment;
 import ca.helu.pallas.api.PallasNames;
-import ca.helu.pallas.operator.render.RenderedAgent;
+import ca.helu.pallas.operator.render.FleetPod;
 import ca.helu.pallas.operator.render.RenderedFleet;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
@@ -20,11 +19,12 @@ import java.util.Map;
 import java.util.function.Predicate;
 
 /**
- * Per agent of a fleet with {@code spec.auth} a ServiceAccount {@code X-a}, unless its pod settings
- * name one of the user's: the identity its pods present to the agents they call, as projected
- * tokens (docs/runtime.md, "Agents calling agents"). It holds no permission and mounts no token of
- * its own; reading the API server's service-account keys, which the called agent does, every
- * ServiceAccount may (the default ClusterRoleBinding system:service-account-issuer-discovery).
+ * Per agent pod of a fleet with {@code spec.auth} a ServiceAccount, {@code X-a} for an agent in a
+ * pod of its own and {@code X-g} for pod group g, unless its pod settings name one of the user's:
+ * the identity its pods present to the agents they call, as projected tokens (docs/runtime.md,
+ * "Agents calling agents"). It holds no permission and mounts no token of its own; reading the API
+ * server's service-account keys, which the called agent does, every ServiceAccount may (the default
+ * ClusterRoleBinding system:service-account-issuer-discovery).
  */
 @KubernetesDependent(informer = @Informer(labelSelector = Selectors.AGENTS))
 public class AgentServiceAccountsDependentResource
@@ -55,9 +55,9 @@ public class AgentServiceAccountsDependentResource
     if (primary.getSpec().auth() == null) {
       return accounts;
     }
-    for (RenderedAgent pod : fleet.agents().values()) {
-      AgentSpec agent = pod.agent();
-      if (primary.getSpec().podOf(agent).serviceAccountName() != null) {
+    // one per pod: an agent's own, or a pod group's, which its agents share
+    for (FleetPod pod : fleet.pods().values()) {
+      if (pod.settings().serviceAccountName() != null) {
         continue; // the user's own
       }
       ServiceAccount account =
@@ -65,8 +65,8 @@ public class AgentServiceAccountsDependentResource
               .withMetadata(
                   Owners.metadata(
                       fleet,
-                      PallasNames.serviceAccountOf(primary, agent),
-                      PallasNames.agentLabels(fleet.name(), agent.name())))
+                      PallasNames.serviceAccountOf(primary, pod.agents().get(0).agent()),
+                      pod.labels(fleet.name())))
               .withAutomountServiceAccountToken(false)
               .build();
       accounts.put(ResourceID.fromResource(account), account);

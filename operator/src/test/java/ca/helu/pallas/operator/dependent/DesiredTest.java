@@ -124,6 +124,53 @@ class DesiredTest {
   }
 
   /**
+   * A pod group with spec.auth: its pods run as the group's ServiceAccount, which its agents share,
+   * with tokens for every agent one of them calls; an agent in a pod of its own keeps its own.
+   */
+  @Test
+  void withAuthAPodGroupsAgentsShareTheGroupsIdentity() {
+    RenderedFleet fleet =
+        FleetRenderer.render(
+            ManifestParser.parse(
+                """
+                apiVersion: pallas.helu.ca/v1alpha1
+                kind: PallasDeployment
+                metadata: {name: sec, namespace: ai, uid: u-3}
+                spec:
+                  defaultModel: passthrough
+                  auth: {oidc: {issuerUrl: https://k/realms/p}}
+                  podGroups: [{name: crew}]
+                  agents:
+                    - {name: helper, port: 24201}
+                    - {name: lead, port: 24202, servers: [helper], podGroup: crew}
+                    - {name: scout, port: 24203, servers: [lead], podGroup: crew}
+                """,
+                "t"),
+            name -> Optional.empty());
+    OperatorConfig config = OperatorConfig.fromEnvironment(Map.of("POD_NAMESPACE", "p"));
+
+    assertThat(AgentServiceAccountsDependentResource.desired(fleet).values())
+        .extracting(a -> a.getMetadata().getName())
+        .containsExactly("sec-helper", "sec-crew");
+    var crew =
+        AgentDeploymentsDependentResource.desired(fleet, fleet.pods().get("crew"), config)
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    assertThat(crew.getServiceAccountName()).isEqualTo("sec-crew");
+    assertThat(
+            crew.getVolumes().stream()
+                .filter(v -> v.getName().equals(PallasNames.IDENTITY_VOLUME))
+                .findFirst()
+                .orElseThrow()
+                .getProjected()
+                .getSources())
+        .filteredOn(p -> p.getServiceAccountToken() != null)
+        .extracting(p -> p.getServiceAccountToken().getPath())
+        .containsExactly(PallasNames.API_TOKEN_FILE, "peers/helper", "peers/lead");
+  }
+
+  /**
    * With spec.auth (issue 18 §3): each agent runs as a ServiceAccount of its own (or the user's),
    * with projected tokens for the agents it calls, each with that agent's resource identifier as
    * audience, and one for the API server; the operator's ServiceAccount is named to it; the agents'

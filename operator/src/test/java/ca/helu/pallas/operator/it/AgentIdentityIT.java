@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,7 +48,8 @@ class AgentIdentityIT {
   @BeforeAll
   static void accounts() throws Exception {
     ns = KubeCluster.shared().namespace("identity");
-    for (String account : new String[] {"fleet-lead", "fleet-helper", "stranger", "operator"}) {
+    for (String account :
+        new String[] {"fleet-lead", "fleet-helper", "fleet-g", "stranger", "operator"}) {
       K8S.serviceAccounts()
           .inNamespace(ns)
           .resource(
@@ -72,6 +74,9 @@ class AgentIdentityIT {
             Map.of(
                 PallasNames.serviceAccountSubject(ns, "fleet-lead"),
                 new AgentTokens.Identity("lead"),
+                // pod group g's agents scout and scribe both call helper
+                PallasNames.serviceAccountSubject(ns, "fleet-g"),
+                new AgentTokens.Identity(Set.of("scout", "scribe")),
                 PallasNames.serviceAccountSubject(ns, "operator"),
                 AgentTokens.Identity.OBSERVER),
             Duration.ofSeconds(5));
@@ -96,6 +101,12 @@ class AgentIdentityIT {
     assertThat(helper.identify(token("fleet-lead", HELPER)))
         .contains(new AgentTokens.Identity("lead"));
     assertThat(helper.problem()).isEmpty();
+  }
+
+  @Test
+  void aPodGroupsTokenNamesTheAgentsThatShareIt() throws Exception {
+    assertThat(helper.identify(token("fleet-g", HELPER)))
+        .contains(new AgentTokens.Identity(Set.of("scout", "scribe")));
   }
 
   @Test

@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -49,9 +50,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * and Prometheus, configured by the Prometheus Operator from the chart's and the operator's
  * ServiceMonitors and PrometheusRule, scraping every pod; then Jaeger as a pod, receiving the
  * team's traces. Then (tests 20-29) examples/secured.yaml with Keycloak on the host as its issuer,
- * and Daedalus calling it with a user's token. The images that cannot be pulled here (Daedalus, the
- * MCP server, the Prometheus stack, Jaeger) are built by e2e/cluster/tool-images.py. The tests run
- * in order on one cluster.
+ * and Daedalus calling it with a user's token, its agents in pods of their own and then in one pod
+ * group. The images that cannot be pulled here (Daedalus, the MCP server, the Prometheus stack,
+ * Jaeger) are built by e2e/cluster/tool-images.py. The tests run in order on one cluster.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFleetIT {
@@ -556,6 +557,107 @@ class ClusterFleetIT {
   @Test
   @Order(21)
   void daedalusCallsTheSecuredFleetWithATokenAndIsRefusedWithout() throws Exception {
+    String log = daedalusJob("secured", securedJob(2).toString());
+    assertThat(log)
+        .doesNotContain("FAIL")
+        .contains("ok lead refuses a client without a token")
+        .contains("ok tools is healthy")
+        .contains("ok lead calls tools")
+        .contains("ok tools calls everything__echo with a token exchanged for the caller's");
+  }
+
+  /**
+   * The secured fleet re-applied with its agents in one pod group and a third agent, scout, that
+   * also calls tools (issue 21 §4 with issue 18 §3): the agents' pods give way to the group's,
+   * which runs as the group's ServiceAccount; lead and scout share that identity, so tools tells
+   * them apart by the agent each request names, and Daedalus's call through lead to tools and on to
+   * the MCP server with an exchanged token works as before.
+   */
+  @Test
+  @Order(22)
+  void theSecuredFleetInAPodGroupCallsAsTheGroupsIdentity() throws Exception {
+    Path grouped = dir.resolve("secured-grouped.yaml");
+    Files.writeString(
+        grouped,
+        Files.readString(NodeCluster.ROOT.resolve("examples/secured.yaml"))
+                .replace("https://keycloak.example/realms/pallas", keycloak.issuer())
+                .replace(
+                    "\nspec:\n", "\nspec:\n  podGroups: [{name: crew}]\n  defaultPodGroup: crew\n")
+            + """
+                - name: scout
+                  description: Also calls the tools agent
+                  servers: [tools]
+            """);
+    long start = System.nanoTime();
+    cluster.kubectl("apply", "--namespace", "secured", "-f", grouped.toString());
+    awaitKubectl(
+        "secured-crew secured-registry"::equals,
+        "get",
+        "deployments",
+        "--namespace",
+        "secured",
+        "-l",
+        "app.kubernetes.io/instance=secured",
+        "-o",
+        "jsonpath={.items[*].metadata.name}");
+    cluster.kubectl(
+        "rollout", "status", "--namespace", "secured", "deployment/secured-crew", "--timeout=300s");
+    awaitKubectl(
+        "True True"::equals,
+        "get",
+        "pallas",
+        "secured",
+        "--namespace",
+        "secured",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}"
+            + " {.status.conditions[?(@.type==\"Verified\")].status}");
+    System.out.printf(
+        "secured example in a pod group: kubectl apply to Ready and Verified %.1f s%n",
+        seconds(start));
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "deployment",
+                "secured-crew",
+                "--namespace",
+                "secured",
+                "-o",
+                "jsonpath={.spec.template.spec.serviceAccountName}"))
+        .isEqualTo("secured-crew");
+    assertThat(
+            cluster.kubectl(
+                "get",
+                "serviceaccounts",
+                "--namespace",
+                "secured",
+                "-l",
+                "app.kubernetes.io/instance=secured",
+                "-o",
+                "jsonpath={.items[*].metadata.name}"))
+        .as("the agents' own accounts gave way to the group's")
+        .contains("secured-crew")
+        .doesNotContain("secured-lead", "secured-tools");
+
+    cluster.kubectl("delete", "job", "daedalus", "--namespace", "secured", "--wait=true");
+    String log = daedalusJob("secured", securedJob(3).toString());
+    assertThat(log)
+        .doesNotContain("FAIL")
+        .contains("ok lead calls tools")
+        .contains("ok tools calls everything__echo with a token exchanged for the caller's");
+    // tools's audit line of lead's call: alice's, through lead, which the group's token and the
+    // agent it named proved
+    assertThat(
+            cluster.kubectl(
+                "logs", "--namespace", "secured", "deployment/secured-crew", "--tail=-1"))
+        .containsPattern("caller=\\S+ client=daedalus agent=tools tool=tools outcome=ok.*via=lead");
+  }
+
+  /**
+   * e2e/cluster/daedalus-job.yaml for the secured fleet of {@code agents} agents: with alice's
+   * token from the host's Keycloak, through lead to tools and on to the MCP server.
+   */
+  private static Path securedJob(int agents) throws IOException {
     ObjectNode job =
         (ObjectNode)
             new YAMLMapper()
@@ -564,7 +666,7 @@ class ClusterFleetIT {
     env.removeAll();
     Map<String, String> vars = new java.util.LinkedHashMap<>();
     vars.put("REGISTRY_URL", "http://secured-registry.secured.svc:24400");
-    vars.put("AGENTS", "2");
+    vars.put("AGENTS", Integer.toString(agents));
     vars.put("CALL", "lead:tools");
     vars.put("TOKEN_URL", keycloak.issuer() + "/protocol/openid-connect/token");
     vars.put("CLIENT_ID", "daedalus");
@@ -573,15 +675,9 @@ class ClusterFleetIT {
     vars.put("PASSWORD", "alice-password");
     vars.put("EXCHANGE", "tools:everything__echo");
     vars.forEach((name, value) -> env.addObject().put("name", name).put("value", value));
-    Path file = dir.resolve("daedalus-secured.json");
+    Path file = dir.resolve("daedalus-secured-" + agents + ".json");
     Files.writeString(file, job.toString());
-    String log = daedalusJob("secured", file.toString());
-    assertThat(log)
-        .doesNotContain("FAIL")
-        .contains("ok lead refuses a client without a token")
-        .contains("ok tools is healthy")
-        .contains("ok lead calls tools")
-        .contains("ok tools calls everything__echo with a token exchanged for the caller's");
+    return file;
   }
 
   /**
