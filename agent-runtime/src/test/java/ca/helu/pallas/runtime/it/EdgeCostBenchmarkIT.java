@@ -17,9 +17,13 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,10 +32,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What inbound JWT validation and tracing cost a call (issue 18 §6, issue 19 §3;
- * docs/benchmarks.md, "Authentication and tracing"); it prints the figures. In one JVM, three
- * fleets side by side: one plain, one validating a real Keycloak's JWTs on every call, one tracing
- * every call (100 % sampling) to a real Jaeger; measured in alternating rounds: the CPU per call of
- * this JVM (the runtime and its raw-HTTP client, the same client for all three) and the latency.
+ * docs/benchmarks.md, "Authentication and tracing"); it prints the figures. In one JVM, so that all
+ * share the code the JIT compiled, three fleets side by side: one plain, one validating a real
+ * Keycloak's JWTs on every call, one tracing every call (100 % sampling) to a real Jaeger, its
+ * spans exported within the call's round; and the plain fleet called with the token too, which it
+ * does not read (what carrying a token costs). One raw-HTTP client calls the four in turn, first
+ * until the JVM's CPU per call settles, then in rounds whose order rotates. Measured: the CPU per
+ * call of this JVM (the runtime and the client, the same for all four) and of its server threads
+ * (the client's left out, and the garbage collector's and the JIT's, which are no Java threads),
+ * and the latency.
  */
 class EdgeCostBenchmarkIT {
   @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();
@@ -39,8 +48,25 @@ class EdgeCostBenchmarkIT {
   private static final OperatingSystemMXBean OS =
       (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
-  private static final int CALLS = 200;
+
+  /**
+   * Calls per fleet and round, each round on a session of its own: the JVM counts its CPU in the
+   * kernel's ticks of 10 ms, about 1 % of a round's.
+   */
+  private static final int CALLS = 1000;
+
   private static final int ROUNDS = 12;
+
+  /**
+   * Before the rounds, the fleets are called in turn, a round of each, until the CPU per call of a
+   * turn is within {@link #SETTLED} of the turn's before, after at least {@link #WARM_UP_AT_LEAST}
+   * turns: the JIT compiles the calls' paths for a long while (the CPU per call halves over the
+   * first ten thousand calls).
+   */
+  private static final int WARM_UP_AT_LEAST = 6;
+
+  private static final int WARM_UP_AT_MOST = 30;
+  private static final double SETTLED = 0.03;
 
   private static final String FLEET =
       """
@@ -79,23 +105,18 @@ class EdgeCostBenchmarkIT {
                     "pallas-cost"))) {
       String token = KEYCLOAK.clientToken("daedalus", "daedalus-secret");
       Map<String, Kind> kinds = new LinkedHashMap<>();
-      kinds.put("plain", new Kind(plain.mcpUrl("helper"), null));
-      kinds.put("JWT validated", new Kind(jwt.mcpUrl("helper"), token));
-      kinds.put("traced (100 %)", new Kind(traced.mcpUrl("helper"), null));
-      for (Kind kind : kinds.values()) {
-        Benchmarks.calls(RawMcp.open(kind.url, kind.bearer), 300); // warm-up: classes, pools, JIT
-      }
+      kinds.put("plain", new Kind(plain, null));
+      kinds.put("JWT validated", new Kind(jwt, token));
+      // what carrying the token costs, validated or not: the plain fleet takes no token and leaves
+      // this one alone
+      kinds.put("plain, the token sent", new Kind(plain, token));
+      kinds.put("traced (100 %)", new Kind(traced, null));
+      warmUp(kinds.values());
       List<Kind> order = new ArrayList<>(kinds.values());
       for (int round = 0; round < ROUNDS; round++) {
-        java.util.Collections.rotate(order, 1); // each kind first, second and third in turn
+        Collections.rotate(order, 1); // each kind first, second, third and fourth in turn
         for (Kind kind : order) {
-          RawMcp session = RawMcp.open(kind.url, kind.bearer);
-          long cpu = OS.getProcessCpuTime();
-          kind.nanos.addAll(Benchmarks.calls(session, CALLS));
-          long spent = OS.getProcessCpuTime() - cpu;
-          kind.cpu += spent;
-          kind.rounds.add(spent);
-          session.delete();
+          kind.round(true);
         }
       }
       long n = (long) CALLS * ROUNDS;
@@ -103,25 +124,57 @@ class EdgeCostBenchmarkIT {
       kinds.forEach((name, kind) ->
           System.out.printf(
               "edge cost benchmark: %s: CPU per call of this JVM %d us (%.3fx plain; median of"
-                  + " the rounds' ratios %.3fx), p50 %.2f ms, p99 %.2f ms (%d calls in %d rounds,"
-                  + " the order rotating)%n",
+                  + " the rounds' ratios %.3fx), of its server threads %d us (%.3fx; %.3fx), p50"
+                  + " %.2f ms, p99 %.2f ms (%d calls in %d rounds, the order rotating; token of %d"
+                  + " characters)%n",
               name,
               kind.cpu / n / 1000,
               (double) kind.cpu / base.cpu,
               medianRatio(kind.rounds, base.rounds),
+              kind.serverCpu / n / 1000,
+              (double) kind.serverCpu / base.serverCpu,
+              medianRatio(kind.serverRounds, base.serverRounds),
               Benchmarks.ms(Benchmarks.percentile(kind.nanos, 50)),
               Benchmarks.ms(Benchmarks.percentile(kind.nanos, 99)),
               n,
-              ROUNDS));
+              ROUNDS,
+              token.length()));
       long noop = noopSpansNanos();
       System.out.printf(
           "edge cost benchmark: tracing not configured: the no-op spans of a call cost %d ns of"
               + " CPU (%.4f %% of a plain call's)%n",
           noop, 100.0 * noop / (base.cpu / n));
       kinds.values().forEach(k -> assertThat(k.nanos).hasSize((int) n));
-      // the traced calls did reach Jaeger: the figures are of tracing that works
+      // the calls were what they say: the secured fleet refuses a call without its token, and the
+      // traced calls did reach Jaeger
+      assertThat(
+              RawMcp.open(kinds.get("JWT validated").url, null)
+                  .post(RawMcp.toolCall(7, "send_message", Map.of("message", "hi")))
+                  .statusCode())
+          .isEqualTo(401);
       await().atMost(Duration.ofSeconds(30)).until(() -> JAEGER.services().contains("pallas-cost"));
     }
+  }
+
+  /** Rounds of each kind in turn until the CPU per call settles (WARM_UP_AT_LEAST). */
+  private static void warmUp(Collection<Kind> kinds) throws Exception {
+    double before = Double.MAX_VALUE;
+    for (int turn = 1; turn <= WARM_UP_AT_MOST; turn++) {
+      long cpu = OS.getProcessCpuTime();
+      for (Kind kind : kinds) {
+        kind.round(false);
+      }
+      double perCall = (double) (OS.getProcessCpuTime() - cpu) / (CALLS * kinds.size());
+      if (turn >= WARM_UP_AT_LEAST && Math.abs(perCall - before) <= SETTLED * before) {
+        System.out.printf(
+            "edge cost benchmark: settled after %d calls of each fleet, at %.0f us per call%n",
+            turn * CALLS, perCall / 1000);
+        return;
+      }
+      before = perCall;
+    }
+    System.out.printf(
+        "edge cost benchmark: not settled after %d calls of each fleet%n", WARM_UP_AT_MOST * CALLS);
   }
 
   /**
@@ -188,16 +241,71 @@ class EdgeCostBenchmarkIT {
     return ratios.size() % 2 == 1 ? ratios.get(mid) : (ratios.get(mid - 1) + ratios.get(mid)) / 2;
   }
 
+  /**
+   * The CPU time of each of this JVM's threads but the client's ({@code main}, which calls, and the
+   * JDK HTTP client's {@code HttpClient-*}), by id: the server's (the runtime's, Undertow's, the
+   * span exporter's). The JVM's own threads, its garbage collector and JIT compilers, are not Java
+   * threads and are not among them.
+   */
+  private static Map<Long, Long> serverThreadsCpu() {
+    Map<Long, Long> cpu = new HashMap<>();
+    for (ThreadInfo thread : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
+      if (thread != null
+          && !thread.getThreadName().equals("main")
+          && !thread.getThreadName().startsWith("HttpClient-")) {
+        long nanos = THREADS.getThreadCpuTime(thread.getThreadId());
+        if (nanos >= 0) {
+          cpu.put(thread.getThreadId(), nanos);
+        }
+      }
+    }
+    return cpu;
+  }
+
+  /** The CPU the server's threads spent since {@code before} (a thread ended since is not). */
+  private static long serverCpuSince(Map<Long, Long> before) {
+    long spent = 0;
+    for (Map.Entry<Long, Long> now : serverThreadsCpu().entrySet()) {
+      spent += now.getValue() - before.getOrDefault(now.getKey(), 0L);
+    }
+    return spent;
+  }
+
   private static final class Kind {
+    final RunningFleet fleet;
     final String url;
     final String bearer;
     final List<Long> nanos = new ArrayList<>();
     final List<Long> rounds = new ArrayList<>();
+    final List<Long> serverRounds = new ArrayList<>();
     long cpu;
+    long serverCpu;
 
-    Kind(String url, String bearer) {
-      this.url = url;
+    Kind(RunningFleet fleet, String bearer) {
+      this.fleet = fleet;
+      this.url = fleet.mcpUrl("helper");
       this.bearer = bearer;
+    }
+
+    /**
+     * {@link #CALLS} calls on a new session, their spans exported; counted with {@code counted}.
+     */
+    void round(boolean counted) throws Exception {
+      RawMcp session = RawMcp.open(url, bearer);
+      long start = OS.getProcessCpuTime();
+      Map<Long, Long> threads = serverThreadsCpu();
+      List<Long> latencies = Benchmarks.calls(session, CALLS);
+      fleet.flushTraces();
+      long spent = OS.getProcessCpuTime() - start;
+      long server = serverCpuSince(threads);
+      session.delete();
+      if (counted) {
+        nanos.addAll(latencies);
+        cpu += spent;
+        rounds.add(spent);
+        serverCpu += server;
+        serverRounds.add(server);
+      }
     }
   }
 }

@@ -232,6 +232,11 @@ public final class RunningFleet implements AutoCloseable {
     return deployment;
   }
 
+  /** Exports the spans the fleet's calls ended so far, when tracing is on. */
+  public void flushTraces() {
+    parts.tracing().flush();
+  }
+
   public PallasMetrics metrics() {
     return metrics;
   }
