@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.operator.testing.NodeCluster;
+import ca.helu.pallas.operator.testing.PodMemory;
 import ca.helu.pallas.operator.testing.Readme;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -93,6 +94,22 @@ class DurableFleetIT {
     Outcome warmUp = new Clients("warm").turns(2).call();
     assertThat(warmUp.failures()).isEmpty();
     assertThat(warmUp.found()).isEqualTo(warmUp.made()).isEqualTo(20 * 3);
+
+    // what an agent pod with the store costs (issue 21 §4; docs/benchmarks.md, "Real cluster")
+    List<Long> workingSets =
+        PodMemory.settledWorkingSetsMiB(
+            words(
+                cluster.kubectl(
+                    "get",
+                    "pods",
+                    "-l",
+                    "app.kubernetes.io/component=agent",
+                    "-o",
+                    "jsonpath={.items[*].metadata.uid}")));
+    assertThat(workingSets).hasSize(6);
+    System.out.printf(
+        "agent pods with the conversation store, after their first turns: working set %s MiB%n",
+        workingSets.stream().sorted().toList());
   }
 
   /**

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.PallasNames;
 import ca.helu.pallas.operator.testing.NodeCluster;
+import ca.helu.pallas.operator.testing.PodMemory;
 import ca.helu.pallas.operator.testing.Readme;
 import ca.helu.pallas.operator.testing.ToolImages;
 import ca.helu.pallas.runtime.Causes;
@@ -165,7 +166,8 @@ class RealClusterIT {
             .toList()) {
       String[] nameAndUid = pod.split(" ");
       System.out.printf(
-          "pod %s: working set %d MiB%n", nameAndUid[0], workingSetBytes(nameAndUid[1]) >> 20);
+          "pod %s: working set %d MiB%n",
+          nameAndUid[0], PodMemory.workingSetBytes(nameAndUid[1]) >> 20);
     }
 
     // README's port-forward and curl (the port-forward stopped afterwards)
@@ -999,30 +1001,24 @@ class RealClusterIT {
                 "jsonpath={.items[*].metadata.uid}")
             .split(" ");
     assertThat(pods).as("the pods of " + selector).hasSize(1);
-    try (var dirs =
-        Files.find(
-            memoryHierarchy(),
-            4,
-            (p, a) -> a.isDirectory() && p.getFileName().toString().equals("pod" + pods[0]))) {
-      Path cgroup = dirs.findFirst().orElseThrow();
-      try (var procs = Files.find(cgroup, 2, (p, a) -> p.endsWith("cgroup.procs"))) {
-        for (Path list : procs.toList()) {
-          for (String pid : Files.readAllLines(list)) {
-            Path proc = Path.of("/proc", pid);
-            if (Files.readString(proc.resolve("comm")).strip().equals(comm)) {
-              Map<String, String> status = new HashMap<>();
-              for (String line : Files.readAllLines(proc.resolve("status"))) {
-                String[] kv = line.split(":\\s*", 2);
-                status.put(kv[0], kv.length > 1 ? kv[1] : "");
-              }
-              return new Ids(
-                  Long.parseLong(status.get("Uid").split("\\s+")[0]),
-                  Long.parseLong(status.get("Gid").split("\\s+")[0]),
-                  Stream.of(status.get("Groups").strip().split("\\s+"))
-                      .filter(g -> !g.isEmpty())
-                      .map(Long::parseLong)
-                      .toList());
+    Path cgroup = PodMemory.cgroupOf(pods[0]);
+    try (var procs = Files.find(cgroup, 2, (p, a) -> p.endsWith("cgroup.procs"))) {
+      for (Path list : procs.toList()) {
+        for (String pid : Files.readAllLines(list)) {
+          Path proc = Path.of("/proc", pid);
+          if (Files.readString(proc.resolve("comm")).strip().equals(comm)) {
+            Map<String, String> status = new HashMap<>();
+            for (String line : Files.readAllLines(proc.resolve("status"))) {
+              String[] kv = line.split(":\\s*", 2);
+              status.put(kv[0], kv.length > 1 ? kv[1] : "");
             }
+            return new Ids(
+                Long.parseLong(status.get("Uid").split("\\s+")[0]),
+                Long.parseLong(status.get("Gid").split("\\s+")[0]),
+                Stream.of(status.get("Groups").strip().split("\\s+"))
+                    .filter(g -> !g.isEmpty())
+                    .map(Long::parseLong)
+                    .toList());
           }
         }
       }
@@ -1239,26 +1235,8 @@ class RealClusterIT {
             .lines()
             .map(l -> l.split(" "))
             .toList();
-    // the working sets once they settle: two reads two seconds apart within 1 MiB of each other
-    AtomicReference<List<Long>> last = new AtomicReference<>(List.of());
     List<Long> workingSets =
-        await()
-            .atMost(Duration.ofMinutes(1))
-            .pollInterval(Duration.ofSeconds(2))
-            .until(
-                () -> {
-                  List<Long> now = new ArrayList<>();
-                  for (String[] pod : pods) {
-                    now.add(workingSetBytes(pod[1]) >> 20);
-                  }
-                  List<Long> before = last.getAndSet(now);
-                  return before.size() == now.size()
-                          && java.util.stream.IntStream.range(0, now.size())
-                              .allMatch(i -> Math.abs(now.get(i) - before.get(i)) <= 1)
-                      ? now
-                      : null;
-                },
-                ws -> ws != null);
+        PodMemory.settledWorkingSetsMiB(pods.stream().map(pod -> pod[1]).toList());
     List<Long> readyMillis = new ArrayList<>();
     Pattern ready = Pattern.compile("ready (\\d+) ms after the JVM started");
     for (String[] pod : pods) {
@@ -1510,39 +1488,6 @@ class RealClusterIT {
     void stop() {
       stopped = true;
     }
-  }
-
-  /** A pod's memory working set from its cgroup (v1 or v2, the kubelet's cgroupfs layout). */
-  private static long workingSetBytes(String podUid) throws Exception {
-    try (var dirs =
-        Files.find(
-            memoryHierarchy(),
-            4,
-            (p, a) ->
-                a.isDirectory()
-                    && p.getFileName() != null
-                    && p.getFileName().toString().equals("pod" + podUid))) {
-      Path cgroup = dirs.findFirst().orElseThrow();
-      boolean v1 = Files.exists(cgroup.resolve("memory.usage_in_bytes"));
-      long usage =
-          Long.parseLong(
-              Files.readString(cgroup.resolve(v1 ? "memory.usage_in_bytes" : "memory.current"))
-                  .strip());
-      String inactive = v1 ? "total_inactive_file " : "inactive_file ";
-      long inactiveFile =
-          Files.readAllLines(cgroup.resolve("memory.stat")).stream()
-              .filter(l -> l.startsWith(inactive))
-              .mapToLong(l -> Long.parseLong(l.substring(inactive.length()).strip()))
-              .findFirst()
-              .orElse(0);
-      return usage - inactiveFile;
-    }
-  }
-
-  /** cgroup v1's memory controller, or the unified v2 hierarchy. */
-  private static Path memoryHierarchy() {
-    Path v1 = Path.of("/sys/fs/cgroup/memory");
-    return Files.isDirectory(v1) ? v1 : Path.of("/sys/fs/cgroup");
   }
 
   private static double seconds(long start) {
