@@ -21,7 +21,6 @@ final class HeaderChecks {
           ProtocolVersions.MCP_2025_06_18,
           ProtocolVersions.MCP_2025_11_25);
 
-  /** RFC 6750's b64token: what a bearer token may hold, so it travels byte for byte. */
   private HeaderChecks() {}
 
   /** Why this request is refused before its body is read, or null. */
@@ -66,10 +65,11 @@ final class HeaderChecks {
   }
 
   /**
-   * Whether {@code token} is RFC 6750's b64token: letters, digits, - . _ ~ + / and then any '='. A
-   * loop rather than a regular expression: every request with a token is checked, and for a JWT of
-   * a kilobyte or more java.util.regex cost a call tens of microseconds (docs/benchmarks.md,
-   * "Authentication and tracing").
+   * Whether {@code token} is RFC 6750's b64token (letters, digits, - . _ ~ + / and then any '='),
+   * what a bearer token may hold, so that it travels byte for byte. A loop rather than a regular
+   * expression: every request with a token is checked, and java.util.regex matching a JWT of a
+   * kilobyte showed in the profile of every such call (docs/benchmarks.md, "Authentication and
+   * tracing").
    */
   static boolean isB64Token(String token) {
     int n = token.length();
