@@ -229,9 +229,27 @@ public final class NodeCluster {
     return helm;
   }
 
-  /** `kubectl rollout status` of a workload of the chart's namespace, pallas-system. */
+  /**
+   * `kubectl rollout status` of a workload of the chart's namespace, pallas-system; when it does
+   * not roll out, the failure says why: the namespace's pods and events, and the pods' last logs.
+   */
   public void awaitRollout(String workload) throws Exception {
-    kubectl("rollout", "status", workload, "--namespace", "pallas-system", "--timeout=300s");
+    Result rollout =
+        sh(
+            "kubectl rollout status '%s' --namespace pallas-system --timeout=300s"
+                .formatted(workload),
+            Duration.ofMinutes(6));
+    if (rollout.exitCode() != 0) {
+      String why =
+          sh(
+                  "kubectl get pods --namespace pallas-system -o wide;"
+                      + " kubectl get events --namespace pallas-system --sort-by=.lastTimestamp;"
+                      + " kubectl logs --namespace pallas-system --all-containers --tail=40"
+                      + " --prefix -l app.kubernetes.io/instance=pallas",
+                  Duration.ofMinutes(1))
+              .output();
+      assertThat(rollout.exitCode()).as(rollout.output() + why).isZero();
+    }
   }
 
   /** Imports more images into the node's containerd (`cluster.sh load`). */
