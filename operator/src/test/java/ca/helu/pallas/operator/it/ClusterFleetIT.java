@@ -486,10 +486,7 @@ class ClusterFleetIT {
         "--from-literal=client-secret=pallas-agents-secret");
     // the example with this Keycloak's realm as its issuer
     Path secured = dir.resolve("secured.yaml");
-    Files.writeString(
-        secured,
-        Files.readString(NodeCluster.ROOT.resolve("examples/secured.yaml"))
-            .replace("https://keycloak.example/realms/pallas", keycloak.issuer()));
+    Files.writeString(secured, securedExample());
     cluster.kubectl("apply", "--namespace", "secured", "-f", secured.toString());
     cluster.kubectl(
         "wait",
@@ -579,8 +576,7 @@ class ClusterFleetIT {
     Path grouped = dir.resolve("secured-grouped.yaml");
     Files.writeString(
         grouped,
-        Files.readString(NodeCluster.ROOT.resolve("examples/secured.yaml"))
-                .replace("https://keycloak.example/realms/pallas", keycloak.issuer())
+        securedExample()
                 .replace(
                     "\nspec:\n", "\nspec:\n  podGroups: [{name: crew}]\n  defaultPodGroup: crew\n")
             + """
@@ -651,6 +647,12 @@ class ClusterFleetIT {
             cluster.kubectl(
                 "logs", "--namespace", "secured", "deployment/secured-crew", "--tail=-1"))
         .containsPattern("caller=\\S+ client=daedalus agent=tools tool=tools outcome=ok.*via=lead");
+  }
+
+  /** examples/secured.yaml with the host's Keycloak realm as its issuer. */
+  private static String securedExample() throws IOException {
+    return Files.readString(NodeCluster.ROOT.resolve("examples/secured.yaml"))
+        .replace("https://keycloak.example/realms/pallas", keycloak.issuer());
   }
 
   /**
