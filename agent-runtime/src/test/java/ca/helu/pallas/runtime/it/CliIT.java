@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.api.ManifestParser;
 import ca.helu.pallas.runtime.testing.HttpStatus;
+import ca.helu.pallas.runtime.testing.IdleCloseProxy;
 import ca.helu.pallas.runtime.testing.McpClients;
 import ca.helu.pallas.runtime.testing.RawMcp;
 import ca.helu.pallas.runtime.testing.RunningFleet;
@@ -38,11 +39,16 @@ class CliIT {
   @TempDir Path dir;
 
   private Process start(String... args) throws IOException {
+    return start(List.of(), args);
+  }
+
+  private Process start(List<String> jvmOptions, String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     if (Runtime.version().feature() >= 24) {
       command.add("--sun-misc-unsafe-memory-access=allow");
     }
+    command.addAll(jvmOptions);
     command.addAll(List.of("-Xmx256m", "-jar", JAR.toString()));
     command.addAll(List.of(args));
     return new ProcessBuilder(command)
@@ -334,6 +340,59 @@ class CliIT {
     for (String line : stdout().split("\n")) {
       if (line.startsWith("{")) {
         new ObjectMapper().readTree(line); // every log line is one JSON object
+      }
+    }
+  }
+
+  /**
+   * A server that closes a kept-alive connection just as the next request arrives on it (what a
+   * draining replica does to idle connections, docs/runtime.md, "Draining") costs no call: the
+   * request, of which no byte was read, is sent again on a new connection. The JDK's client does
+   * that for POSTs only when told, which the command does; told otherwise, the call fails, as it
+   * did in DurableFleetIT's rollouts.
+   */
+  @Test
+  void aKeptAliveConnectionClosedUnderARequestCostsNoCall() throws Exception {
+    int helper = RunningFleet.unboundPort();
+    try (IdleCloseProxy proxy = new IdleCloseProxy(helper)) {
+      Path file =
+          manifest(
+              HEAD
+                  + "spec:\n  registry: {port: ${port:registry}}\n  defaultModel: passthrough\n"
+                  + "  mcpServers: [{name: proxied, url: 'http://127.0.0.1:"
+                  + proxy.port()
+                  + "/mcp'}]\n"
+                  + "  agents:\n    - {name: helper, port: "
+                  + helper
+                  + "}\n    - {name: coordinator, port: ${port:coordinator}, servers: [proxied]}\n");
+      var spec = ManifestParser.read(file).getSpec();
+      int coordinator = spec.portOf(spec.agent("coordinator").orElseThrow());
+      String call = "***CALL_TOOL proxied__send_message {\"message\": \"relayed\"}";
+      for (boolean retried : List.of(true, false)) {
+        Process p =
+            start(
+                retried ? List.of() : List.of("-Djdk.httpclient.enableAllMethodRetry=false"),
+                "serve",
+                "-f",
+                "deployment.yaml");
+        try {
+          awaitUp("http://127.0.0.1:" + coordinator + "/readyz", p);
+          RawMcp session = RawMcp.open("http://127.0.0.1:" + coordinator + "/mcp", null);
+          assertThat(RawMcp.text(session.callTool("send_message", Map.of("message", call))))
+              .isEqualTo("relayed");
+          int before = proxy.closedUnderRequests();
+          proxy.closeNextReuse();
+          String second = RawMcp.text(session.callTool("send_message", Map.of("message", call)));
+          assertThat(proxy.closedUnderRequests()).isEqualTo(before + 1);
+          if (retried) {
+            assertThat(second).isEqualTo("relayed");
+          } else {
+            assertThat(second).contains("proxied/send_message failed", "the connection failed");
+          }
+        } finally {
+          p.destroy();
+          p.waitFor(30, TimeUnit.SECONDS);
+        }
       }
     }
   }
