@@ -10,8 +10,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -102,11 +104,30 @@ public final class NodeCluster {
     script(dir, Duration.ofMinutes(40), "prepare").ok();
   }
 
+  /**
+   * `cluster.sh down`, then the run's bulk: the tool images built into it and the chart's
+   * PostgreSQL volume (some 800 MB a run, which filled a CI machine's disk until the kubelet
+   * tainted the node with disk pressure). The logs stay, for a failure to be read.
+   */
   public Result down() throws Exception {
     try {
-      return script(dir, Duration.ofMinutes(3), "down");
+      Result down = script(dir, Duration.ofMinutes(3), "down");
+      for (String bulk : List.of("images", "postgresql-data")) {
+        delete(dir.resolve(bulk));
+      }
+      return down;
     } finally {
       unlockMachine();
+    }
+  }
+
+  private static void delete(Path tree) throws IOException {
+    if (Files.exists(tree)) {
+      try (Stream<Path> paths = Files.walk(tree)) {
+        for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(path);
+        }
+      }
     }
   }
 
