@@ -2,8 +2,9 @@
 """Measures the two images (docs/images.md) and writes the "Images" section of docs/benchmarks.md:
 their sizes (the tarball, and gzip-compressed layers as a registry stores them), the runtime
 image's start to /readyz with and without its AOT cache, and the memory of an agent pod (the
-working set of a memory cgroup of its own, as the kubelet counts it) with the image's JVM options
-and with the options it had before issue 21 §4, all from the image's own command line
+working set of a memory cgroup of its own, as the kubelet counts it) with the image's JVM options,
+with the options it had before issue 21 §4, and keeping its conversations in PostgreSQL (Debian's
+`postgresql`, images/postgres.py), all from the image's own command line
 (images/image.py), runs interleaved so that all see the same machine.
 
     benchmarks/images.sh [RUNS]      (builds the images first)
@@ -22,6 +23,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "images"))
 from image import can_run, free_port, read_archive, ready, rootfs, start, stop  # noqa: E402
+from postgres import Postgres  # noqa: E402
 
 RUNTIME = os.path.join(ROOT, "agent-runtime", "target", "pallas-agent-runtime-image.tar")
 OPERATOR = os.path.join(ROOT, "operator", "target", "pallas-operator-image.tar")
@@ -130,20 +132,27 @@ spec:
         sys.exit(f"images benchmark: the entrypoint lacks {missing}: update MEMORY_OPTIONS")
     former["config"]["Entrypoint"] = [a for a in entrypoint if a not in MEMORY_OPTIONS]
     work, root = rootfs(RUNTIME, [f"{manifest}:/etc/pallas/deployment.yaml"])
-    times = {"with": [], "former": [], "without": []}
-    memory = {"with": [], "former": []}
+    times = {"with": [], "former": [], "without": [], "store": []}
+    memory = {"with": [], "former": [], "store": []}
     # an agent pod's command line as the operator renders it (docs/operator.md), ready when the
     # kubelet's probe port says so
     args = ["serve", "-f", "/etc/pallas/deployment.yaml", "--agent", "helper", "--cluster",
             "--drain-timeout", "30", "--probe-port", str(probes)]
+    # the same agent keeping its conversations in PostgreSQL (docs/runtime.md, "Conversations")
+    store = Postgres.start()
+    if store is None:
+        sys.exit("images benchmark: needs Debian's postgresql for the runs with a store")
+    modes = tuple(times)
     try:
-        for i in range(runs * 3):
-            mode = ("with", "former", "without")[i % 3]
-            options = POD_JVM + (" -XX:AOTMode=off" if mode == "without" else "")
+        for i in range(runs * len(modes)):
+            mode = modes[i % len(modes)]
+            env = {"JAVA_TOOL_OPTIONS": POD_JVM + (" -XX:AOTMode=off" if mode == "without" else "")}
+            if mode == "store":
+                env.update(store.store_env())
             cgroup = MemoryCgroup(f"pallas-images-benchmark-{os.getpid()}-{i}")
             began = time.monotonic()
             process = start(root, former if mode == "former" else config, args,
-                            {"JAVA_TOOL_OPTIONS": options}, subprocess.DEVNULL, cgroup=cgroup.path)
+                            env, subprocess.DEVNULL, cgroup=cgroup.path)
             ok = ready(f"http://127.0.0.1:{probes}/readyz", began + 60)
             elapsed = time.monotonic() - began
             if ok and mode in memory:
@@ -157,6 +166,7 @@ spec:
                 sys.exit("images benchmark: no /readyz within 60 s")
             times[mode].append(elapsed)
     finally:
+        store.close()
         subprocess.run(["rm", "-rf", work], check=False)
         os.unlink(manifest)
     return times, memory
@@ -187,6 +197,10 @@ def section(runtime, operator, times, memory, runs):
         "<= 64 MiB |",
         f"| the same with the JVM options before issue 21 §4 | {mib(memory['former'], 0)} / "
         f"{mib(memory['former'], 1)} MiB | — |",
+        f"| the same with a conversation store (PostgreSQL) | {mib(memory['store'], 0)} / "
+        f"{mib(memory['store'], 1)} MiB | after the calls <= 64 MiB |",
+        f"| start to /readyz with a conversation store (median of {runs}) | "
+        f"{statistics.median(times['store']) * 1000:.0f} ms | — |",
     ]
     return "\n".join([
         BEGIN, "", "## Images", "",
@@ -199,7 +213,8 @@ def section(runtime, operator, times, memory, runs):
         "less inactive file pages, as the kubelet counts it) is read at ready and after "
         f"{CALLS} `send_message` calls and {IDLE_SECONDS} s; runs with the cache, with the JVM "
         "options before issue 21 §4 (the entrypoint without "
-        f"`{' '.join(MEMORY_OPTIONS)}`) and without the cache interleaved; the machine's load "
+        f"`{' '.join(MEMORY_OPTIONS)}`), without the cache, and with the cache and a conversation "
+        "store (Debian's PostgreSQL on the host, images/postgres.py) interleaved; the machine's load "
         "average (1 minute) "
         f"{times['load'][0]:.2f} before and {times['load'][1]:.2f} after, its own runs included "
         "(the figure grows with the load: see the analysis below).", "",

@@ -4,7 +4,11 @@
 A training run starts the image's own entrypoint, exactly as a pod would (the image's root
 filesystem, its user, its environment: a chroot in a private mount and PID namespace), serves a
 two-agent manifest, drives it through MCP (initialize, tools/list, send_message with an
-agent-to-agent call, get_health), the registry and the probes, and stops it with SIGTERM. The JVM
+agent-to-agent call, get_health), the registry and the probes, and stops it with SIGTERM. Where
+Debian's PostgreSQL is installed (.ci/run installs it), the run keeps its conversations in a
+throw-away one (images/postgres.py), so that the cache holds the conversation store's classes too
+(the JDBC driver, the pool, the schema migrations): an agent pod with a store then maps them rather
+than loading them into its own memory (docs/images.md, "Memory"). The JVM
 writes the cache at exit (-XX:AOTCacheOutput, JDK 25). The cache goes into a new layer at
 /app/aot/pallas.aot and the entrypoint gains -XX:AOTCache, so an agent pod starts with classes
 already loaded and linked.
@@ -30,6 +34,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from image import can_run, free_port, read_archive, start, unpack  # noqa: E402
+from postgres import Postgres  # noqa: E402
 
 AOT_PATH = "/app/aot/pallas.aot"
 # Classes loaded and linked, without method profiles (JEP 515): replaying them makes C2 compile at
@@ -119,16 +124,25 @@ spec:
     - {{name: coordinator, port: {coordinator}, servers: [helper], instanceScope: connection}}
 """)
         os.chmod(train_dir, 0o777)
-        process = start(root, config, ["serve", "-f", "/tmp/aot-training/deployment.yaml"],
-                        {"JAVA_TOOL_OPTIONS": TRAINING_OPTIONS},
-                        subprocess.PIPE)
+        env = {"JAVA_TOOL_OPTIONS": TRAINING_OPTIONS}
+        store = Postgres.start()
+        if store is None:
+            log("no PostgreSQL here (Debian's postgresql): trained without a conversation store")
+        else:
+            env.update(store.store_env())
         try:
-            workload(registry, helper, coordinator)
-            failed = None
-        except OSError as e:
-            failed = e
-        os.killpg(process.pid, signal.SIGTERM)
-        output, _ = process.communicate(timeout=120)
+            process = start(root, config, ["serve", "-f", "/tmp/aot-training/deployment.yaml"],
+                            env, subprocess.PIPE)
+            try:
+                workload(registry, helper, coordinator)
+                failed = None
+            except OSError as e:
+                failed = e
+            os.killpg(process.pid, signal.SIGTERM)
+            output, _ = process.communicate(timeout=120)
+        finally:
+            if store is not None:
+                store.close()
         if failed:
             log(f"the training run failed ({failed}):\n" + output.decode(errors="replace")[-3000:])
             raise SystemExit(1)

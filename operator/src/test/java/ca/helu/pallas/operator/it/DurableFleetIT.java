@@ -96,20 +96,19 @@ class DurableFleetIT {
     assertThat(warmUp.found()).isEqualTo(warmUp.made()).isEqualTo(20 * 3);
 
     // what an agent pod with the store costs (issue 21 §4; docs/benchmarks.md, "Real cluster")
-    List<Long> workingSets =
-        PodMemory.settledWorkingSetsMiB(
-            words(
-                cluster.kubectl(
-                    "get",
-                    "pods",
-                    "-l",
-                    "app.kubernetes.io/component=agent",
-                    "-o",
-                    "jsonpath={.items[*].metadata.uid}")));
-    assertThat(workingSets).hasSize(6);
-    System.out.printf(
-        "agent pods with the conversation store, after their first turns: working set %s MiB%n",
-        workingSets.stream().sorted().toList());
+    for (String agent : AGENTS) {
+      List<String> uids = pods(agent, "{.items[*].metadata.uid}");
+      List<Long> workingSets = PodMemory.settledWorkingSetsMiB(uids);
+      List<Long> pageCache = new ArrayList<>();
+      for (String uid : uids) {
+        pageCache.add(PodMemory.activePageCacheBytes(uid) >> 20);
+      }
+      assertThat(workingSets).hasSize(3);
+      System.out.printf(
+          "%s pods with the conversation store, after their first turns: working set %s MiB, of"
+              + " which page cache %s MiB%n",
+          agent, workingSets, pageCache);
+    }
   }
 
   /**
@@ -251,18 +250,20 @@ class DurableFleetIT {
     Map<String, String> pods = new TreeMap<>();
     // "name=True name=False ...": kubectl's JSONPath has no filter inside a filter
     for (String pod :
-        words(
-            cluster.kubectl(
-                "get",
-                "pods",
-                "-l",
-                "pallas.helu.ca/agent=" + agent,
-                "-o",
-                "jsonpath={range .items[*]}{.metadata.name}="
-                    + "{.status.conditions[?(@.type==\"Ready\")].status} {end}"))) {
+        pods(
+            agent,
+            "{range .items[*]}{.metadata.name}="
+                + "{.status.conditions[?(@.type==\"Ready\")].status} {end}")) {
       pods.put(pod.substring(0, pod.indexOf('=')), pod.substring(pod.indexOf('=') + 1));
     }
     return pods;
+  }
+
+  /** A JSONPath of the agent's pods, its words. */
+  private static List<String> pods(String agent, String jsonPath) throws Exception {
+    return words(
+        cluster.kubectl(
+            "get", "pods", "-l", "pallas.helu.ca/agent=" + agent, "-o", "jsonpath=" + jsonPath));
   }
 
   private static String affinity() throws Exception {

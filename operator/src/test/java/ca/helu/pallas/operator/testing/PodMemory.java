@@ -26,14 +26,29 @@ public final class PodMemory {
         Long.parseLong(
             Files.readString(cgroup.resolve(v1 ? "memory.usage_in_bytes" : "memory.current"))
                 .strip());
-    String inactive = v1 ? "total_inactive_file " : "inactive_file ";
-    long inactiveFile =
-        Files.readAllLines(cgroup.resolve("memory.stat")).stream()
-            .filter(l -> l.startsWith(inactive))
-            .mapToLong(l -> Long.parseLong(l.substring(inactive.length()).strip()))
-            .findFirst()
-            .orElse(0);
-    return usage - inactiveFile;
+    return usage - stat(cgroup, v1 ? "total_inactive_file" : "inactive_file");
+  }
+
+  /**
+   * Of the pod's working set, the page cache it is charged for in bytes: the pages of files (its
+   * image's jar and AOT cache among them) that the kernel charges to the cgroup that read them
+   * first, so that of pods of one image starting at once one may carry what all of them map.
+   */
+  public static long activePageCacheBytes(String podUid) throws IOException {
+    Path cgroup = cgroupOf(podUid);
+    return stat(
+        cgroup,
+        Files.exists(cgroup.resolve("memory.usage_in_bytes"))
+            ? "total_active_file"
+            : "active_file");
+  }
+
+  private static long stat(Path cgroup, String key) throws IOException {
+    return Files.readAllLines(cgroup.resolve("memory.stat")).stream()
+        .filter(l -> l.startsWith(key + " "))
+        .mapToLong(l -> Long.parseLong(l.substring(key.length() + 1).strip()))
+        .findFirst()
+        .orElse(0);
   }
 
   /**
