@@ -66,9 +66,10 @@ final class HeaderChecks {
 
   /**
    * Whether {@code token} is RFC 6750's b64token (letters, digits, - . _ ~ + / and then any '='),
-   * what a bearer token may hold, so that it travels byte for byte. A loop rather than a regular
-   * expression: every request with a token is checked, and java.util.regex matching a JWT of a
-   * kilobyte showed in the profile of every such call (docs/benchmarks.md, "Authentication and
+   * what a bearer token may hold, so that it travels byte for byte. Every request with a token is
+   * checked, so the check is a table: java.util.regex matching a JWT of a kilobyte showed in the
+   * profile of every such call, and so did a chain of comparisons per character, whose branches a
+   * token's random characters keep mispredicting (docs/benchmarks.md, "Authentication and
    * tracing").
    */
   static boolean isB64Token(String token) {
@@ -86,16 +87,20 @@ final class HeaderChecks {
     return i == n;
   }
 
+  private static final boolean[] TOKEN_CHARS = new boolean[128];
+
+  static {
+    for (char c = 0; c < TOKEN_CHARS.length; c++) {
+      TOKEN_CHARS[c] =
+          c >= 'a' && c <= 'z'
+              || c >= 'A' && c <= 'Z'
+              || c >= '0' && c <= '9'
+              || "-._~+/".indexOf(c) >= 0;
+    }
+  }
+
   private static boolean isTokenChar(char c) {
-    return c >= 'a' && c <= 'z'
-        || c >= 'A' && c <= 'Z'
-        || c >= '0' && c <= '9'
-        || c == '-'
-        || c == '.'
-        || c == '_'
-        || c == '~'
-        || c == '+'
-        || c == '/';
+    return c < TOKEN_CHARS.length && TOKEN_CHARS[c];
   }
 
   /**

@@ -37,6 +37,13 @@ class HeaderChecksTest {
           .as(token)
           .isEqualTo(B64TOKEN.matcher(token).matches());
     }
+    // every character, each side of the table's end (128) among them
+    for (char c = 0; c < 0x180; c++) {
+      String token = "a" + c;
+      assertThat(HeaderChecks.isB64Token(token))
+          .as("U+%04X", (int) c)
+          .isEqualTo(B64TOKEN.matcher(token).matches());
+    }
     String longJwt = "x".repeat(4096) + "==";
     assertThat(HeaderChecks.isB64Token(longJwt)).isTrue();
     assertThat(HeaderChecks.bearerProblem("Bearer " + longJwt)).isNull();
