@@ -125,10 +125,15 @@ spec:
 """)
         os.chmod(train_dir, 0o777)
         env = {"JAVA_TOOL_OPTIONS": TRAINING_OPTIONS}
-        store = Postgres.start()
-        if store is None:
-            log("no PostgreSQL here (Debian's postgresql): trained without a conversation store")
-        else:
+        store = None
+        try:
+            store = Postgres.start()
+            if store is None:
+                log("no PostgreSQL here (Debian's postgresql): the cache holds no conversation"
+                    " store's classes")
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+            log(f"PostgreSQL did not start ({e}): the cache holds no conversation store's classes")
+        if store is not None:
             env.update(store.store_env())
         try:
             process = start(root, config, ["serve", "-f", "/tmp/aot-training/deployment.yaml"],

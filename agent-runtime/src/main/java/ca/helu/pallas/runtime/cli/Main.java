@@ -44,10 +44,11 @@ public final class Main {
    * A request sent on a kept-alive connection that its server closed meanwhile, before any byte of
    * an answer, is sent again on a new connection: a draining replica closes the connections its
    * clients left idle, and a load balancer its idle ones, and either can cross the next request
-   * (docs/runtime.md, "Draining"). The JDK's HTTP client, which the MCP client and the providers'
-   * clients use, does so for idempotent methods only unless told, and MCP and the providers' APIs
-   * are POSTs; browsers, OkHttp and httpx retry such requests too. Read once, when the client is
-   * first used; {@code -Djdk.httpclient.enableAllMethodRetry=false} keeps the JDK's default.
+   * (docs/runtime.md, "Errors callers see"). The JDK's HTTP client, which the MCP client and the
+   * providers' clients use, does so for idempotent methods only unless told, and MCP and the
+   * providers' APIs are POSTs; browsers and OkHttp retry such requests too. Read once, when the
+   * client is first used; {@code -Djdk.httpclient.enableAllMethodRetry=false} keeps the JDK's
+   * default.
    */
   static void retryRequestsOnClosedKeptAliveConnections() {
     if (System.getProperty("jdk.httpclient.enableAllMethodRetry") == null) {

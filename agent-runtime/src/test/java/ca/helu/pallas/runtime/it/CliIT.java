@@ -346,10 +346,10 @@ class CliIT {
 
   /**
    * A server that closes a kept-alive connection just as the next request arrives on it (what a
-   * draining replica does to idle connections, docs/runtime.md, "Draining") costs no call: the
-   * request, of which no byte was read, is sent again on a new connection. The JDK's client does
-   * that for POSTs only when told, which the command does; told otherwise, the call fails, as it
-   * did in DurableFleetIT's rollouts.
+   * draining replica does to idle connections, docs/runtime.md, "Errors callers see") costs no
+   * call: the request, of which no byte was read, is sent again on a new connection. The JDK's
+   * client does that for POSTs only when told, which the command does; told otherwise, the call
+   * fails, as it did in DurableFleetIT's rollouts.
    */
   @Test
   void aKeptAliveConnectionClosedUnderARequestCostsNoCall() throws Exception {

@@ -12,10 +12,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A TCP proxy that passes every byte both ways, connections kept alive, and on demand plays a
  * server closing a kept-alive connection just as its client sends the next request on it: what a
- * draining replica does to the connections its clients left idle (docs/runtime.md, "Draining"), a
- * race no timing avoids. After {@link #closeNextReuse()}, the next request that arrives on a
- * connection that has already carried an answer is not passed on: the connection is closed with the
- * request unread.
+ * draining replica does to the connections its clients left idle (docs/runtime.md, "Errors callers
+ * see"), a race no timing avoids. After {@link #closeNextReuse()}, the next request that arrives on
+ * a connection that has already carried an answer is not passed on: the connection is closed with
+ * the request unread.
  */
 public final class IdleCloseProxy implements AutoCloseable {
   private final ServerSocket server;
