@@ -376,6 +376,8 @@ class CliIT {
                 "-f",
                 "deployment.yaml");
         try {
+          // both agents of the process up, so that the coordinator's first turn lists the tools
+          awaitUp("http://127.0.0.1:" + helper + "/readyz", p);
           awaitUp("http://127.0.0.1:" + coordinator + "/readyz", p);
           RawMcp session = RawMcp.open("http://127.0.0.1:" + coordinator + "/mcp", null);
           assertThat(RawMcp.text(session.callTool("send_message", Map.of("message", call))))

@@ -45,16 +45,28 @@ public final class IdleCloseProxy implements AutoCloseable {
 
   private void accept() {
     while (!server.isClosed()) {
+      Socket client;
       try {
-        Socket client = server.accept();
-        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
-        // true once the server has answered on this connection since the client last sent
-        AtomicBoolean answered = new AtomicBoolean();
-        Thread.ofVirtual().start(() -> pipe(upstream, client, answered, null));
-        Thread.ofVirtual().start(() -> pipe(client, upstream, null, answered));
+        client = server.accept();
       } catch (IOException e) {
         return; // closed
       }
+      Socket upstream;
+      try {
+        upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+      } catch (IOException e) {
+        // the server is not listening (yet): this connection is refused, the next one tried
+        try {
+          client.close();
+        } catch (IOException ignored) {
+          // closed already
+        }
+        continue;
+      }
+      // true once the server has answered on this connection since the client last sent
+      AtomicBoolean answered = new AtomicBoolean();
+      Thread.ofVirtual().start(() -> pipe(upstream, client, answered, null));
+      Thread.ofVirtual().start(() -> pipe(client, upstream, null, answered));
     }
   }
 
