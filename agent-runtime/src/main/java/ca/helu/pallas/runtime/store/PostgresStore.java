@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
  * Histories in PostgreSQL (docs/runtime.md, "Conversations"): every replica of an agent, and the
  * pods that replace them, read and continue the same conversations. Connections are pooled
  * (HikariCP, a few per process, every wait bounded), the schema is migrated by Flyway from the
- * jar's {@code db/migration} when the store is first reached, and conversations idle past the time
- * to live are deleted by a periodic sweep and never read meanwhile.
+ * jar's {@code db/migration} when the store is first reached and found older, and conversations
+ * idle past the time to live are deleted by a periodic sweep and never read meanwhile.
  *
  * <p>An unreachable store does not stop the process (docs/runtime.md, "When the conversation store
  * fails"): the calls that need a history fail with an error naming the store, get_health says
@@ -39,6 +39,15 @@ public final class PostgresStore implements HistoryStore {
    * Connections per process: a shared agent's turn holds one; reads and appends take one briefly.
    */
   static final int POOL_SIZE = 4;
+
+  /**
+   * The newest migration in the jar's {@code db/migration} (its {@code V} number; PostgresStoreTest
+   * keeps the two in step).
+   */
+  static final int SCHEMA_VERSION = 5;
+
+  /** PostgreSQL's SQLSTATE for a relation that does not exist. */
+  private static final String UNDEFINED_TABLE = "42P01";
 
   /** How often a replica notes that it is alive (db/migration V5). */
   static final Duration REPLICA_HEARTBEAT = Duration.ofSeconds(2);
@@ -202,12 +211,12 @@ public final class PostgresStore implements HistoryStore {
     upListener.accept(false);
   }
 
-  private void migrate() {
+  private void migrate() throws SQLException {
     if (migrated) {
       return;
     }
     synchronized (this) {
-      if (!migrated) {
+      if (!migrated && !schemaIsCurrent()) {
         Flyway.configure(PostgresStore.class.getClassLoader())
             .dataSource(pool)
             .locations("classpath:db/migration")
@@ -215,8 +224,33 @@ public final class PostgresStore implements HistoryStore {
             // several replicas may start at once: Flyway serializes them with a lock of its own
             .load()
             .migrate();
-        migrated = true;
       }
+      migrated = true;
+    }
+  }
+
+  /**
+   * Whether the store's schema already has this jar's newest migration (or a newer one, from a
+   * newer release mid-rollout, which Flyway too leaves alone): then only the replica that found it
+   * older runs Flyway, and the others do not load it (a scan of the jar and a few hundred classes
+   * an agent pod would keep: docs/images.md, "Memory"). A new store, without the table, is Flyway's
+   * to set up.
+   */
+  private boolean schemaIsCurrent() throws SQLException {
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement()) {
+      s.setQueryTimeout((int) Math.max(1, config.timeout().toSeconds()));
+      try (ResultSet newest =
+          s.executeQuery(
+              "SELECT coalesce(max(version::int), 0) FROM pallas_schema_history"
+                  + " WHERE success AND version ~ '^[0-9]+$'")) {
+        return newest.next() && newest.getInt(1) >= SCHEMA_VERSION;
+      }
+    } catch (SQLException e) {
+      if (UNDEFINED_TABLE.equals(e.getSQLState())) {
+        return false;
+      }
+      throw e;
     }
   }
 

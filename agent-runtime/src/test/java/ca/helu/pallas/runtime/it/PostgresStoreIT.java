@@ -27,6 +27,8 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +38,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * The PostgreSQL store on a real PostgreSQL (issue 17 §1): messages of every kind round-trip, a
  * turn is appended whole or not at all, the oldest whole turns past the bound are deleted in the
  * store, the time to live is enforced by the store, DELETE of a session deletes its history, and a
- * second process on the same database sees the same conversations.
+ * second process on the same database sees the same conversations. A store whose schema is current
+ * is left alone (only a replica that finds it older runs Flyway), and one a release behind is
+ * brought to the newest schema.
  */
 class PostgresStoreIT {
   @RegisterExtension static final PostgresServer PG = new PostgresServer();
@@ -286,6 +290,38 @@ class PostgresStoreIT {
         .hasMessageContaining("refused the credentials")
         .hasMessageNotContaining("wrong-password-123")
         .hasMessageNotContaining("\"" + PostgresServer.USER + "\"");
+  }
+
+  @Test
+  void aStoreWhoseSchemaIsCurrentIsNotMigratedAgain() throws Exception {
+    agent(store(config()), InstanceScope.CONNECTION, 1000).append("s1", null, turn("a", "1"));
+    // a replica that ran Flyway now would find this and refuse to start its store
+    PostgresServer.sql(url, "UPDATE pallas_schema_history SET checksum = checksum + 1");
+    assertThatThrownBy(() -> flyway().load().validate()).hasMessageContaining("checksum mismatch");
+
+    AgentHistories another = agent(store(config()), InstanceScope.CONNECTION, 1000);
+    another.append("s1", null, turn("b", "2"));
+    assertThat(texts(another.read("s1"))).containsExactly("a", "1", "b", "2");
+  }
+
+  @Test
+  void aStoreAReleaseBehindIsMigratedToTheNewestSchema() throws Exception {
+    flyway().target("4").load().migrate();
+    assertThat(rows("SELECT max(version::int) FROM pallas_schema_history")).isEqualTo(4);
+
+    AgentHistories histories = agent(store(config()), InstanceScope.CONNECTION, 1000);
+    histories.append("s1", null, turn("a", "1"));
+    assertThat(texts(histories.read("s1"))).containsExactly("a", "1");
+    assertThat(rows("SELECT max(version::int) FROM pallas_schema_history WHERE success"))
+        .isEqualTo(5);
+  }
+
+  /** Flyway as the store configures it, on this test's database. */
+  private FluentConfiguration flyway() {
+    return Flyway.configure()
+        .dataSource(url, PostgresServer.USER, PostgresServer.PASSWORD)
+        .locations("classpath:db/migration")
+        .table("pallas_schema_history");
   }
 
   private long rows(String query) throws Exception {
