@@ -12,6 +12,7 @@ import ca.helu.pallas.runtime.loop.TurnSlot;
 import ca.helu.pallas.runtime.metrics.PallasMetrics;
 import ca.helu.pallas.runtime.store.AgentHistories;
 import ca.helu.pallas.runtime.store.StoreException;
+import ca.helu.pallas.runtime.tracing.ConversationWait;
 import ca.helu.pallas.runtime.tracing.SpanKeys;
 import ca.helu.pallas.runtime.tracing.Tracing;
 import dev.langchain4j.data.message.UserMessage;
@@ -436,11 +437,10 @@ final class TurnHandler {
     String conversation = conversations.conversationOf(exchange.sessionId(), caller);
     AgentHistories histories = conversations.histories();
     TurnSlot slot = conversations.join(conversation);
+    int ahead = slot.waiting();
     // the wait for the conversation's earlier turns, here and on other replicas
-    Span wait = tracer.spanBuilder("wait conversation").startSpan();
+    ConversationWait wait = tracing.conversationWait(ahead);
     try {
-      int ahead = slot.waiting();
-      wait.setAttribute(SpanKeys.TURNS_AHEAD, ahead);
       if (ahead > 0) {
         ctx.progress()
             .relay(
@@ -459,13 +459,15 @@ final class TurnHandler {
                 histories.hold(
                     conversation,
                     call,
-                    () ->
-                        ctx.progress()
-                            .relay(
-                                agent
-                                    + " is answering a call of this conversation on another replica"
-                                    + " first; waiting",
-                                false))) {
+                    () -> {
+                      wait.elsewhere();
+                      ctx.progress()
+                          .relay(
+                              agent
+                                  + " is answering a call of this conversation on another replica"
+                                  + " first; waiting",
+                              false);
+                    })) {
               wait.end();
               metrics.queueWait(agent, Duration.ofNanos(System.nanoTime() - queued));
               call.startDeadline(deadline);
@@ -488,7 +490,7 @@ final class TurnHandler {
     } catch (TurnSlot.Stopped e) {
       return null;
     } finally {
-      wait.end(); // a call that stopped while it waited (ending twice is a no-op)
+      wait.end(); // a call that stopped while it waited
       conversations.leave(conversation);
     }
   }

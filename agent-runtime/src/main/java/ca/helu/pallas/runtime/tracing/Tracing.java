@@ -253,6 +253,14 @@ public final class Tracing implements AutoCloseable {
     return W3CTraceContextPropagator.getInstance().extract(Context.root(), carrier, FROM_MAP);
   }
 
+  /**
+   * A turn's wait for its conversation, {@code ahead} turns before it in this process: a span if it
+   * did wait (ConversationWait).
+   */
+  public ConversationWait conversationWait(int ahead) {
+    return on() ? new ConversationWait(tracer, ahead) : ConversationWait.NONE;
+  }
+
   /** {@code model} with a span for each LLM request (off: {@code model} itself). */
   public ModelClient traced(ModelClient model) {
     return on() ? new TracedModel(model, tracer) : model;

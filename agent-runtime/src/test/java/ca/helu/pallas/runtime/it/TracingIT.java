@@ -30,7 +30,9 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -148,13 +150,13 @@ class TracingIT {
       root.detachAppender(log);
     }
 
-    // every span of the call: 2 turns (server span, invoke_agent), 4 LLM requests, 3 tool calls
-    // (one of them the helper's) and the coordinator's conversation wait
+    // every span of the call: 2 turns (server span, invoke_agent), 4 LLM requests and 3 tool calls
+    // (one of them the helper's); the coordinator's turn went ahead at once: no conversation wait
     List<Span> spans =
         await()
             .atMost(Duration.ofSeconds(30))
             .pollInterval(Duration.ofMillis(200))
-            .until(() -> JAEGER.trace(traceId), s -> s.size() >= 12);
+            .until(() -> JAEGER.trace(traceId), s -> s.size() >= 11);
     assertThat(spans).allMatch(s -> s.service().equals("pallas-traced"));
 
     Span coordinatorCall = one(spans, s -> s.parentId().equals(Optional.of(clientSpan)));
@@ -168,7 +170,7 @@ class TracingIT {
     assertThat(coordinator.tag("gen_ai.agent.name")).isEqualTo("coordinator");
     assertThat(coordinator.tag("pallas.agent.scope")).isEqualTo("connection");
     assertThat(coordinator.tag("gen_ai.provider.name")).isEqualTo("openai");
-    childNamed(spans, coordinator, "wait conversation");
+    assertThat(childrenNamed(spans, coordinator, "wait conversation")).isEmpty();
 
     List<Span> coordinatorChats = childrenNamed(spans, coordinator, "chat m");
     assertThat(coordinatorChats).hasSize(2);
@@ -241,6 +243,58 @@ class TracingIT {
     assertThat(spans)
         .flatExtracting(s -> List.copyOf(s.tags().values()))
         .noneMatch(v -> v.contains(MESSAGE) || v.contains(ARGUMENT) || v.contains("done"));
+  }
+
+  /**
+   * A turn that waits for the turn before it in its conversation has a {@code wait conversation}
+   * span, from its call to the end of the earlier turn; the earlier turn, which went ahead at once,
+   * has none.
+   */
+  @Test
+  void aTurnThatWaitsForItsConversationHasAWaitSpan() throws Exception {
+    startFleet(
+        Map.of(
+            "OTEL_EXPORTER_OTLP_ENDPOINT", JAEGER.otlpEndpoint(),
+            "OTEL_SERVICE_NAME", "pallas-waits",
+            "OTEL_BSP_SCHEDULE_DELAY", "100"));
+    llm.reset();
+    llm.then(FakeLlmServer.delayed(1500, llm.text("first", 1, 1)), llm.text("second", 1, 1));
+    RawMcp session = RawMcp.open(fleet.mcpUrl("coordinator"), null);
+    String first = hex(16);
+    String second = hex(16);
+    CompletableFuture<Void> ahead =
+        CompletableFuture.runAsync(() -> {
+          try {
+            callTraced(session, "send_message", Map.of("message", "one"), traceparent(first));
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    // the first turn holds the conversation: its LLM request is under way
+    await().atMost(Duration.ofSeconds(10)).until(() -> llm.chatRequests().size() == 1);
+    callTraced(session, "send_message", Map.of("message", "two"), traceparent(second));
+    ahead.get(30, TimeUnit.SECONDS);
+
+    List<Span> waited =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(200))
+            .until(() -> JAEGER.trace(second), s -> s.size() >= 4);
+    Span turn = one(waited, s -> s.name().equals("invoke_agent coordinator"));
+    Span wait = childNamed(waited, turn, "wait conversation");
+    assertThat(wait.tag("pallas.conversation.turns_ahead")).isEqualTo("1");
+    // from the second call until the first turn's LLM answered (1.5 s after it was asked)
+    assertThat(wait.durationMicros()).isGreaterThan(500_000);
+    List<Span> went =
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(200))
+            .until(() -> JAEGER.trace(first), s -> s.size() >= 3);
+    assertThat(went).extracting(Span::name).doesNotContain("wait conversation");
+  }
+
+  private static String traceparent(String traceId) {
+    return "00-" + traceId + "-" + hex(8) + "-01";
   }
 
   /** With inbound authentication, the call's server span names its caller (issue 19 §1). */

@@ -145,7 +145,8 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
       Optional<String> parentId,
       String name,
       String service,
-      Map<String, String> tags) {
+      Map<String, String> tags,
+      long durationMicros) {
     public String tag(String key) {
       return tags.get(key);
     }
@@ -199,7 +200,8 @@ public final class JaegerServer implements BeforeAllCallback, AfterAllCallback {
                 parent,
                 span.path("operationName").asText(),
                 service,
-                tags));
+                tags,
+                span.path("duration").asLong()));
       }
     }
     return spans;
