@@ -22,7 +22,6 @@ import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,12 +35,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * share the code the JIT compiled, three fleets side by side: one plain, one validating a real
  * Keycloak's JWTs on every call, one tracing every call (100 % sampling) to a real Jaeger, its
  * spans exported within the call's round; and the plain fleet called with the token too, which it
- * does not read (what carrying a token costs), and the plain fleet called as plain once more (what
- * the harness makes of two equal kinds: its noise). One raw-HTTP client calls the five in turn,
- * first until the JVM's CPU per call settles, then in rounds whose order rotates. Measured: the CPU
- * per call of this JVM (the runtime and the client, the same for all five) and of its server
- * threads (the client's left out, and the garbage collector's and the JIT's, which are no Java
- * threads), and the latency.
+ * does not read (what carrying a token costs), and a second plain fleet (what the harness makes of
+ * two equal kinds: its noise). One raw-HTTP client calls the five in turn, first until the JVM's
+ * CPU per call settles, then in rounds ordered so that each kind follows each other kind equally
+ * often ({@link #orders}). Measured: the CPU per call of this JVM (the runtime and the client, the
+ * same for all five) and of its server threads (the client's left out, and the garbage collector's
+ * and the JIT's, which are no Java threads), and the latency.
  */
 class EdgeCostBenchmarkIT {
   @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();
@@ -59,7 +58,8 @@ class EdgeCostBenchmarkIT {
    */
   private static final int CALLS = 400;
 
-  private static final int ROUNDS = 36;
+  /** A multiple of the rows of {@link #orders} for five kinds (10). */
+  private static final int ROUNDS = 40;
 
   /**
    * Before the rounds, the fleets are called in turn, a round of each, until the CPU per call of a
@@ -98,6 +98,7 @@ class EdgeCostBenchmarkIT {
                 .formatted(KEYCLOAK.issuer());
     try (RunningFleet plain = RunningFleet.start(FLEET.replace("NAME", "plain"));
         RunningFleet jwt = RunningFleet.start(secured);
+        RunningFleet another = RunningFleet.start(FLEET.replace("NAME", "another"));
         RunningFleet traced =
             RunningFleet.start(
                 FLEET.replace("NAME", "traced"),
@@ -115,14 +116,16 @@ class EdgeCostBenchmarkIT {
       // this one alone
       kinds.put("plain, the token sent", new Kind(plain, token));
       kinds.put("traced (100 %)", new Kind(traced, null));
-      // the plain fleet called as "plain" is: how far apart the harness puts two equal kinds
-      kinds.put("plain again (the harness's noise)", new Kind(plain, null));
+      // a fleet as plain as "plain": how far apart the harness puts two equal kinds (the others
+      // are each a fleet of their own too; the plain fleet called as "plain" once more, as before,
+      // measured only the order of the rounds)
+      kinds.put("another plain fleet (the harness's noise)", new Kind(another, null));
       warmUp(kinds.values());
-      List<Kind> order = new ArrayList<>(kinds.values());
+      List<Kind> all = List.copyOf(kinds.values());
+      List<int[]> orders = orders(all.size());
       for (int round = 0; round < ROUNDS; round++) {
-        Collections.rotate(order, 1); // each kind at each place in turn
-        for (Kind kind : order) {
-          kind.round(true);
+        for (int k : orders.get(round % orders.size())) {
+          all.get(k).round(true);
         }
       }
       long n = (long) CALLS * ROUNDS;
@@ -131,7 +134,7 @@ class EdgeCostBenchmarkIT {
           System.out.printf(
               "edge cost benchmark: %s: CPU per call of this JVM %d us (%.3fx plain; median of"
                   + " the rounds' ratios %.3fx), of its server threads %d us (%.3fx; %.3fx), p50"
-                  + " %.2f ms, p99 %.2f ms (%d calls in %d rounds, the order rotating; token of %d"
+                  + " %.2f ms, p99 %.2f ms (%d calls in %d rounds, the order balanced; token of %d"
                   + " characters)%n",
               name,
               kind.cpu / n / 1000,
@@ -160,6 +163,39 @@ class EdgeCostBenchmarkIT {
           .isEqualTo(401);
       await().atMost(Duration.ofSeconds(30)).until(() -> JAEGER.services().contains("pallas-cost"));
     }
+  }
+
+  /**
+   * The kinds' order in each round, a Williams design: over its rows each kind comes at each place
+   * and right after each other kind equally often (once each for an even number of kinds, twice for
+   * an odd one, with the rows reversed). A kind's round pays for what the round before it left: the
+   * garbage to collect, the caches it filled, spans still being exported. With the order rotated,
+   * as before, each kind always followed the same one (the plain fleet, for one, always followed
+   * itself, called as "plain" once more, the harness's former control).
+   */
+  static List<int[]> orders(int kinds) {
+    int[] first = new int[kinds];
+    for (int i = 0, low = 0, high = kinds - 1; i < kinds; i++) {
+      first[i] = i % 2 == 0 ? low++ : high--;
+    }
+    List<int[]> rows = new ArrayList<>();
+    for (int shift = 0; shift < kinds; shift++) {
+      int[] row = new int[kinds];
+      for (int i = 0; i < kinds; i++) {
+        row[i] = (first[i] + shift) % kinds;
+      }
+      rows.add(row);
+    }
+    if (kinds % 2 == 1) {
+      for (int shift = 0; shift < kinds; shift++) {
+        int[] reversed = new int[kinds];
+        for (int i = 0; i < kinds; i++) {
+          reversed[i] = rows.get(shift)[kinds - 1 - i];
+        }
+        rows.add(reversed);
+      }
+    }
+    return rows;
   }
 
   /** Rounds of each kind in turn until the CPU per call settles (WARM_UP_AT_LEAST). */
