@@ -210,14 +210,29 @@ final class SignedTokens<T> {
     }
   }
 
-  /** Hex SHA-256 of a token: the only form in which tokens are kept. */
-  static String digest(String token) {
+  /**
+   * SHA-256 as a prototype to clone: looking the algorithm up among the security providers on every
+   * call cost more than a tenth of the digest of a kilobyte's token (docs/benchmarks.md,
+   * "Authentication and tracing").
+   */
+  private static final MessageDigest SHA_256;
+
+  static {
     try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
+      SHA_256 = MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every JDK", e);
     }
+  }
+
+  /** Hex SHA-256 of a token: the only form in which tokens are kept. */
+  static String digest(String token) {
+    MessageDigest sha256;
+    try {
+      sha256 = (MessageDigest) SHA_256.clone();
+    } catch (CloneNotSupportedException e) {
+      throw new IllegalStateException("the JDK's SHA-256 can be cloned", e);
+    }
+    return HexFormat.of().formatHex(sha256.digest(token.getBytes(StandardCharsets.UTF_8)));
   }
 }

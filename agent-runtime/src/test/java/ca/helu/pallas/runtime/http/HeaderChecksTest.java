@@ -47,6 +47,10 @@ class HeaderChecksTest {
     String longJwt = "x".repeat(4096) + "==";
     assertThat(HeaderChecks.isB64Token(longJwt)).isTrue();
     assertThat(HeaderChecks.bearerProblem("Bearer " + longJwt)).isNull();
+    assertThat(HeaderChecks.bearerProblem("Bearer \t " + longJwt + "  ")).isNull();
+    assertThat(HeaderChecks.bearerProblem("Bearer    ")).isNull();
+    assertThat(HeaderChecks.bearerProblem("Bearer  a b ")).contains("RFC 6750");
+    assertThat(HeaderChecks.bearerProblem("Bearer =abc")).contains("RFC 6750");
     assertThat(HeaderChecks.bearerProblem("bearer caf\u00e9")).contains("RFC 6750");
     assertThat(HeaderChecks.bearerProblem("Basic caf\u00e9")).as("not ours to judge").isNull();
   }
