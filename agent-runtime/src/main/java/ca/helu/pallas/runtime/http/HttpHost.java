@@ -102,9 +102,14 @@ public final class HttpHost implements AutoCloseable {
 
   /**
    * A connection left idle this long by a draining replica's client is closed: a client that goes
-   * on with its conversation sends sooner, on a connection its answer closes.
+   * on with its conversation sends sooner, on a connection its answer closes. Closing an idle
+   * connection races a request the client may be sending on it just then, which a client without
+   * retries (the Python SDK's httpx) loses: 1 s, as before, was within the pauses of a client on a
+   * loaded machine (DurableFleetIT saw "Server disconnected without sending a response" once in a
+   * rollout); a client in a conversation seldom pauses 5 s, and a draining replica whose clients
+   * are all idle stops 4 s later, within its drain timeout (docs/runtime.md, "Errors callers see").
    */
-  static final Duration IDLE_WHILE_DRAINING = Duration.ofSeconds(1);
+  static final Duration IDLE_WHILE_DRAINING = Duration.ofSeconds(5);
 
   /**
    * Waits until the listener holds no connection open, up to {@code timeout}, closing those left
