@@ -24,7 +24,7 @@ public final class HistoryAdmin {
     String sql =
         "DELETE FROM pallas_conversation WHERE deployment = ? AND agent = ?"
             + (session == null ? "" : " AND session_id = ?");
-    DriverManager.setLoginTimeout((int) Math.max(1, config.timeout().toSeconds()));
+    DriverManager.setLoginTimeout(config.timeoutSeconds());
     try (Connection c =
             DriverManager.getConnection(config.url(), config.username(), config.password());
         PreparedStatement delete = c.prepareStatement(sql)) {

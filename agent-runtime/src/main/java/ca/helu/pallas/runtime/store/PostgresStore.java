@@ -103,7 +103,7 @@ public final class PostgresStore implements HistoryStore {
     hikari.setValidationTimeout(Math.max(250, timeoutMillis / 2));
     // the process starts, and stays up, while the store is down: no connection is made here
     hikari.setInitializationFailTimeout(-1);
-    long seconds = Math.max(1, config.timeout().toSeconds());
+    long seconds = config.timeoutSeconds();
     hikari.addDataSourceProperty("connectTimeout", seconds);
     hikari.addDataSourceProperty("loginTimeout", seconds);
     // a slow store: no answer within twice the timeout ends the connection (a lock's wait is
@@ -239,7 +239,7 @@ public final class PostgresStore implements HistoryStore {
   private boolean schemaIsCurrent() throws SQLException {
     try (Connection c = pool.getConnection();
         Statement s = c.createStatement()) {
-      s.setQueryTimeout((int) Math.max(1, config.timeout().toSeconds()));
+      s.setQueryTimeout(config.timeoutSeconds());
       try (ResultSet newest =
           s.executeQuery(
               "SELECT coalesce(max(version::int), 0) FROM pallas_schema_history"
@@ -258,7 +258,7 @@ public final class PostgresStore implements HistoryStore {
   void check() {
     try (Connection c = connection();
         Statement s = c.createStatement()) {
-      s.setQueryTimeout((int) Math.max(1, config.timeout().toSeconds()));
+      s.setQueryTimeout(config.timeoutSeconds());
       s.execute("SELECT 1");
       markUp();
     } catch (StoreException e) {

@@ -66,6 +66,11 @@ public record StoreConfig(
     return new StoreConfig(url, username, password, ttl, sweepInterval, healthInterval, wait);
   }
 
+  /** The timeout in whole seconds, at least 1: what JDBC's login and query timeouts take. */
+  public int timeoutSeconds() {
+    return (int) Math.max(1, timeout.toSeconds());
+  }
+
   /** The store in words for logs, errors and health: PostgreSQL's host, port and database. */
   public String describe() {
     URI uri = URI.create(url.substring("jdbc:".length()));
