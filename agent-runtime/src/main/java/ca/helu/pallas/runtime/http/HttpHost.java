@@ -26,6 +26,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
 /**
@@ -229,6 +230,7 @@ public final class HttpHost implements AutoCloseable {
     private ConnectionCap connections = ConnectionCap.NONE;
     private CallCancels calls = CallCancels.NONE;
     private EdgeAuth auth;
+    private Predicate<String> resources = uri -> true;
 
     private Builder(String bindAddress, int port) {
       this.bindAddress = bindAddress;
@@ -306,6 +308,16 @@ public final class HttpHost implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The resources the servlet's MCP server has: a resources/subscribe naming any other URI is
+     * refused at the edge (docs/runtime.md, "Errors callers see"), where the SDK would keep it as a
+     * subscription until the session ends.
+     */
+    public Builder resources(Predicate<String> has) {
+      this.resources = has;
+      return this;
+    }
+
     public Builder servlet(String path, Servlet servlet) {
       this.servletPath = path;
       this.servlet = servlet;
@@ -351,7 +363,8 @@ public final class HttpHost implements AutoCloseable {
                                     sessions,
                                     connections,
                                     calls,
-                                    auth)))
+                                    auth,
+                                    resources)))
                         .setAsyncSupported(true))
                 .addFilterServletNameMapping("mcp-edge", "mcp", DispatcherType.REQUEST);
         // a container of its own: deployments in the shared default container are keyed by

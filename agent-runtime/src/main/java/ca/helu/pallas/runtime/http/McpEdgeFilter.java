@@ -13,6 +13,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +32,13 @@ public final class McpEdgeFilter implements Filter {
 
   static final String UNSOLICITED = "Invalid Request: this server awaits no response with this id";
 
+  /** MCP's error code for a resource the server does not have (the SDK's for resources/read). */
+  static final int RESOURCE_NOT_FOUND = -32002;
+
+  static final String NO_SUCH_RESOURCE =
+      "Resource not found: this server has no resource of that uri to subscribe to (resources/list"
+          + " names its resources)";
+
   private final Duration bodyTimeout;
   private final Drain drain;
   private final RequestPool pool;
@@ -39,6 +47,7 @@ public final class McpEdgeFilter implements Filter {
   private final ConnectionCap connections;
   private final CallCancels calls;
   private final EdgeAuth auth;
+  private final Predicate<String> resources;
   private final ObjectMapper json;
   private final String tooLarge;
 
@@ -50,6 +59,7 @@ public final class McpEdgeFilter implements Filter {
    * @param connections the listener's connections: in its reserve only health requests pass
    * @param calls the calls in flight that notifications/cancelled stops
    * @param auth who may call, or null: anyone (no inbound authentication)
+   * @param resources whether the MCP server has a resource of this URI
    */
   McpEdgeFilter(
       Duration bodyTimeout,
@@ -58,7 +68,8 @@ public final class McpEdgeFilter implements Filter {
       EdgeSessions sessions,
       ConnectionCap connections,
       CallCancels calls,
-      EdgeAuth auth) {
+      EdgeAuth auth,
+      Predicate<String> resources) {
     this.bodyTimeout = bodyTimeout;
     this.drain = drain;
     this.pool = pool;
@@ -67,6 +78,7 @@ public final class McpEdgeFilter implements Filter {
     this.connections = connections;
     this.calls = calls;
     this.auth = auth;
+    this.resources = resources;
     this.json = new ObjectMapper(limits.jsonFactory());
     this.tooLarge = EdgeErrors.tooLarge(limits.maxBodyBytes());
   }
@@ -167,6 +179,12 @@ public final class McpEdgeFilter implements Filter {
     }
     if (envelope.isNotification() && !envelope.method().equals("notifications/initialized")) {
       accept(response, envelope, session);
+      return;
+    }
+    if (envelope.method().equals("resources/subscribe") && !resources.test(envelope.uri())) {
+      // the SDK keeps any URI as a subscription, one more for each request, until the session
+      // ends; answered as the SDK answers resources/read of a URI it does not have
+      EdgeErrors.refuse(response, 200, id, RESOURCE_NOT_FOUND, NO_SUCH_RESOURCE);
       return;
     }
     Refusal handOver = drain.handOver(request, envelope);

@@ -378,6 +378,17 @@ public final class AgentMcpServer implements AutoCloseable {
     transport.endListeningStreams();
   }
 
+  /** Whether this agent has a resource of {@code uri} (HttpHost.Builder#resources). */
+  public boolean hasResource(String uri) {
+    return hasResource(server, uri);
+  }
+
+  /** Whether {@code server} has a resource of {@code uri} now (its resources may change). */
+  public static boolean hasResource(McpAsyncServer server, String uri) {
+    return uri != null
+        && Boolean.TRUE.equals(server.listResources().any(r -> r.uri().equals(uri)).block());
+  }
+
   /**
    * The servlet that serves /mcp: the SDK's transport, noting when each session was last used,
    * registering each request in flight with its session and JSON-RPC id (so that it can be

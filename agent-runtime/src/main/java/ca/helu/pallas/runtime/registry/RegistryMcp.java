@@ -244,6 +244,11 @@ final class RegistryMcp implements AutoCloseable {
   }
 
   /** The servlet of /mcp: a new session opens the index's links to the agents. */
+  /** Whether the registry has a resource of {@code uri}: one of its agents' (HttpHost.Builder). */
+  boolean hasResource(String uri) {
+    return AgentMcpServer.hasResource(server, uri);
+  }
+
   HttpServlet servlet() {
     return new HttpServlet() {
       @Override

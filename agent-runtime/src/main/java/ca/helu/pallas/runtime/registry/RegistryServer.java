@@ -102,6 +102,7 @@ public final class RegistryServer implements AutoCloseable {
             .prefix(RegistryApi.PREFIX, api)
             .limits(new RequestPool(limits), mcp.sessions())
             .servlet("/mcp", mcp.servlet())
+            .resources(mcp::hasResource)
             .health("/metrics", HttpHost.metrics(PallasMetrics::contentType, metrics::scrape))
             .health("/livez", HttpHost.probe(() -> true))
             .health("/readyz", HttpHost.probe(() -> true))

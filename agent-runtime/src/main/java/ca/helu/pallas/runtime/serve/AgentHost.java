@@ -61,6 +61,7 @@ public final class AgentHost implements AutoCloseable {
             .limits(pool, mcp.sessions())
             .calls(mcp.calls())
             .servlet("/mcp", mcp.servlet())
+            .resources(mcp::hasResource)
             // a scrape during a flood shows it (pallas_http_connections at the cap)
             .health("/metrics", HttpHost.metrics(PallasMetrics::contentType, scrape))
             .health("/livez", livez)

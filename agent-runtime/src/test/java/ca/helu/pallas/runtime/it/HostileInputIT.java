@@ -428,6 +428,13 @@ class HostileInputIT {
           -32002,
           "Resource not found"
         },
+        new Object[] {
+          // the SDK would keep it as a subscription until the session ends: one per request
+          "a subscription to an unknown resource",
+          "{\"method\":\"resources/subscribe\",\"params\":{\"uri\":\"pallas://agents/a/nope\"}}",
+          -32002,
+          "Resource not found"
+        },
         new Object[] {"an unknown tool", call("no_such_tool", "{}"), -32602, "Unknown tool"},
         new Object[] {
           "an unknown prompt",

@@ -1,6 +1,7 @@
 package ca.helu.pallas.runtime.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.serve.DefaultAgentParts;
@@ -11,6 +12,7 @@ import ca.helu.pallas.runtime.testing.TestMcpServer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -297,6 +299,12 @@ class RegistryMcpIT {
             .atMost(Duration.ofSeconds(5))
             .until(() -> status(McpClients.resourceText(client, uri)).equals("ok"));
         client.subscribeResource(new McpSchema.SubscribeRequest(uri));
+        // a URI the registry has no resource of is refused, not kept as a subscription
+        assertThatThrownBy(() ->
+                client.subscribeResource(
+                    new McpSchema.SubscribeRequest("pallas://agents/nobody/health")))
+            .isInstanceOf(McpError.class)
+            .hasMessageContaining("Resource not found");
         long broken = System.nanoTime();
         breaking.kill();
         await()
