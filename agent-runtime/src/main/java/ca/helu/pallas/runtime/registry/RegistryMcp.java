@@ -243,12 +243,12 @@ final class RegistryMcp implements AutoCloseable {
     return transport.sessions();
   }
 
-  /** The servlet of /mcp: a new session opens the index's links to the agents. */
   /** Whether the registry has a resource of {@code uri}: one of its agents' (HttpHost.Builder). */
   boolean hasResource(String uri) {
     return AgentMcpServer.hasResource(server, uri);
   }
 
+  /** The servlet of /mcp: a new session opens the index's links to the agents. */
   HttpServlet servlet() {
     return new HttpServlet() {
       @Override
