@@ -3,6 +3,7 @@ package ca.helu.pallas.runtime.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
+import io.modelcontextprotocol.spec.McpSchema;
 import io.undertow.servlet.handlers.ServletRequestContext;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -31,9 +32,6 @@ public final class McpEdgeFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(McpEdgeFilter.class);
 
   static final String UNSOLICITED = "Invalid Request: this server awaits no response with this id";
-
-  /** MCP's error code for a resource the server does not have (the SDK's for resources/read). */
-  static final int RESOURCE_NOT_FOUND = -32002;
 
   static final String NO_SUCH_RESOURCE =
       "Resource not found: this server has no resource of that uri to subscribe to (resources/list"
@@ -184,7 +182,8 @@ public final class McpEdgeFilter implements Filter {
     if (envelope.method().equals("resources/subscribe") && !resources.test(envelope.uri())) {
       // the SDK keeps any URI as a subscription, one more for each request, until the session
       // ends; answered as the SDK answers resources/read of a URI it does not have
-      EdgeErrors.refuse(response, 200, id, RESOURCE_NOT_FOUND, NO_SUCH_RESOURCE);
+      EdgeErrors.refuse(
+          response, 200, id, McpSchema.ErrorCodes.RESOURCE_NOT_FOUND, NO_SUCH_RESOURCE);
       return;
     }
     Refusal handOver = drain.handOver(request, envelope);
