@@ -24,17 +24,13 @@ def mcp_url(entry: dict) -> str:
 
 
 @contextlib.asynccontextmanager
-async def session(url: str, headers: dict | None = None, message_handler=None,
-                  max_sse_event_size: int | None = None):
-    """An initialized session; `max_sse_event_size` replaces the SDK's limit on one server-sent
-    event (1 MiB in mcp 2.3.0) when given."""
-    limit = {} if max_sse_event_size is None else {"max_sse_event_size": max_sse_event_size}
+async def session(url: str, headers: dict | None = None, message_handler=None):
     async with contextlib.AsyncExitStack() as stack:
         if headers:
             http = await stack.enter_async_context(httpx.AsyncClient(headers=headers, timeout=60))
-            streams = await stack.enter_async_context(_client(url, http_client=http, **limit))
+            streams = await stack.enter_async_context(_client(url, http_client=http))
         else:
-            streams = await stack.enter_async_context(_client(url, **limit))
+            streams = await stack.enter_async_context(_client(url))
         read, write = streams[0], streams[1]
         s = await stack.enter_async_context(ClientSession(read, write, message_handler=message_handler))
         await s.initialize()

@@ -34,11 +34,6 @@ from dataclasses import dataclass, field
 import daedalus
 
 
-# The largest server-sent event the clients read: a shared helper's history after a few minutes of
-# 20 clients on a fast machine passes 1 MiB (about 8,000 turns).
-HISTORY_EVENT_BYTES = 16 * 1024 * 1024
-
-
 @dataclass
 class Options:
     prefix: str = "client"
@@ -93,10 +88,7 @@ async def history_of(s, agent: str, client: Client) -> list[str]:
 
 async def run_client(url: str, agent: str, client: Client, keep_going, started: asyncio.Event,
                      ready: list) -> None:
-    # the history read at the end is this check's, not a call Daedalus makes: a shared agent's
-    # history of thousands of turns is answered as one server-sent event of more than the SDK's
-    # default 1 MiB (docs/contract.md, "Resources")
-    async with daedalus.session(url, max_sse_event_size=HISTORY_EVENT_BYTES) as s:
+    async with daedalus.session(url) as s:
         ready.append(client.index)
         await started.wait()
         number = 0

@@ -2,6 +2,7 @@
 
 import asyncio
 import base64
+import json
 import re
 
 import httpx
@@ -90,6 +91,21 @@ async def test_history_prompt_returns_the_conversation(deployment):
     # connection scope: a new session starts a new conversation
     async with daedalus.session(deployment.mcp_url("coordinator")) as s:
         assert (await s.get_prompt("coordinator_history")).messages == []
+
+
+async def test_a_history_over_one_mebibyte_reads_with_the_sdk_defaults(deployment):
+    """A prompt or a resource is answered as one JSON object, which the SDK reads whole: as one
+    server-sent event this history would pass the SDK's 1 MiB limit (docs/contract.md, "Streams")."""
+    message = "\u20ac" * 200_000  # 600,000 bytes of UTF-8, twice in the history
+    async with daedalus.session(deployment.mcp_url("coordinator")) as s:
+        result, _ = await daedalus.chat(s, "send_message", message)
+        assert not daedalus.is_error(result)
+        history = await s.get_prompt("coordinator_history")
+        assert [(m.role, m.content.text) for m in history.messages] == [
+            ("user", message), ("assistant", message)]
+        resource = await s.read_resource("pallas://agents/coordinator/history")
+        messages = json.loads(resource.contents[0].text)["messages"]
+        assert [(m["role"], m["content"]["text"]) for m in messages] == [("user", message), ("assistant", message)]
 
 
 async def test_request_scope_agent_has_no_history_prompt(deployment):

@@ -425,9 +425,11 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
   }
 
   /**
-   * A request of the client's: answered on an SSE stream of its own, with what the call sends. A
-   * tool call on a resumable stream is kept in the event store first, so that another replica runs
-   * it again should this one die before it ends ({@link #rerun}).
+   * A request of the client's. A tool call is answered on an SSE stream of its own, with what the
+   * call sends (its progress, its calls' notifications); on a resumable stream it is kept in the
+   * event store first, so that another replica runs it again should this one die before it ends
+   * ({@link #rerun}). Any other request sends nothing before its response, which is answered as one
+   * JSON object ({@link JsonAnswer}).
    */
   private void respond(
       HttpServletRequest request,
@@ -438,18 +440,41 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
       McpTransportContext transportContext)
       throws IOException {
     String id = session.getId();
+    if (!call.method().equals(McpSchema.METHOD_TOOLS_CALL)) {
+      answer(response, session, call, transportContext);
+      return;
+    }
     boolean resumable = resumable(id);
     SseConnection.Sink sink = SseConnection.open(request, response);
     String streamId = newStreamId();
-    if (resumable && call.method().equals(McpSchema.METHOD_TOOLS_CALL)) {
-      events.started(agent, id, streamId, body);
-    }
     SseConnection connection =
         new SseConnection(agent, id, streamId, resumable ? events : null, json, sink);
     if (resumable) {
+      events.started(agent, id, streamId, body);
       connection.prime(RETRY);
     }
     handle(session, call, streamId, connection, sink, resumable, transportContext);
+  }
+
+  private void answer(
+      HttpServletResponse response,
+      McpStreamableServerSession session,
+      McpSchema.JSONRPCRequest call,
+      McpTransportContext transportContext)
+      throws IOException {
+    JsonAnswer answer = new JsonAnswer(json, session.getId());
+    try {
+      session
+          .responseStream(answer)
+          .handle(call)
+          .contextWrite(c -> c.put(CONTEXT_KEY, transportContext))
+          .block();
+    } catch (RuntimeException e) {
+      LOG.debug("a request of session {} ended: {}", session.getId(), e.toString());
+    }
+    if (!answer.write(response)) {
+      refuse(response, 500, McpSchema.ErrorCodes.INTERNAL_ERROR, "Internal error");
+    }
   }
 
   /**
