@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import ca.helu.pallas.runtime.testing.Benchmarks;
+import ca.helu.pallas.runtime.testing.FakeLlmProcess;
 import ca.helu.pallas.runtime.testing.JaegerServer;
 import ca.helu.pallas.runtime.testing.KeycloakServer;
 import ca.helu.pallas.runtime.testing.RawMcp;
@@ -40,7 +41,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * CPU per call settles, then in rounds ordered so that each kind follows each other kind equally
  * often ({@link #orders}). Measured: the CPU per call of this JVM (the runtime and the client, the
  * same for all five) and of its server threads (the client's left out, and the garbage collector's
- * and the JIT's, which are no Java threads), and the latency.
+ * and the JIT's, which are no Java threads), and the latency. Twice: on the passthrough model, and
+ * on a model over HTTP.
  */
 class EdgeCostBenchmarkIT {
   @RegisterExtension static final KeycloakServer KEYCLOAK = new KeycloakServer();
@@ -85,10 +87,44 @@ class EdgeCostBenchmarkIT {
           - {name: helper, port: ${port:helper}, instanceScope: connection}
       """;
 
+  /**
+   * The same fleet on a model reached over HTTP: an OpenAI-compatible fake in a process of its own
+   * ({@link FakeLlmProcess}), whose work is not counted, answering a sentence. Every call is a
+   * conversation of its own (request scope), so the model's request holds one message: the smallest
+   * call an agent on a model makes.
+   */
+  private static final String MODEL_FLEET =
+      FLEET
+          .replace(
+              "defaultModel: passthrough",
+              """
+              providers:
+                  openai: {baseUrl: "LLM", apiKey: {value: not-a-secret}}
+                defaultModel: openai.bench\
+              """)
+          .replace("instanceScope: connection", "instanceScope: request");
+
+  /** On the passthrough model: the calls do nothing else, so what the edge adds shows most. */
   @Test
   void measureJwtValidationAndTracing() throws Exception {
+    measure("", FLEET, "hi");
+  }
+
+  /** On a model over HTTP, as an agent in production calls one ({@link #MODEL_FLEET}). */
+  @Test
+  void measureOnAModelOverHttp() throws Exception {
+    try (FakeLlmProcess llm = FakeLlmProcess.start("bench")) {
+      measure(
+          "on a model over HTTP: ",
+          MODEL_FLEET.replace("LLM", llm.baseUrl()),
+          FakeLlmProcess.ANSWER);
+    }
+  }
+
+  /** {@code answer}: what each fleet answers {@code send_message("hi")} with. */
+  private static void measure(String label, String fleet, String answer) throws Exception {
     String secured =
-        FLEET.replace("NAME", "jwt")
+        fleet.replace("NAME", "jwt")
             + """
               auth:
                 oidc:
@@ -96,12 +132,12 @@ class EdgeCostBenchmarkIT {
                   audience: https://agents.pallas.test/{agent}
             """
                 .formatted(KEYCLOAK.issuer());
-    try (RunningFleet plain = RunningFleet.start(FLEET.replace("NAME", "plain"));
+    try (RunningFleet plain = RunningFleet.start(fleet.replace("NAME", "plain"));
         RunningFleet jwt = RunningFleet.start(secured);
-        RunningFleet another = RunningFleet.start(FLEET.replace("NAME", "another"));
+        RunningFleet another = RunningFleet.start(fleet.replace("NAME", "another"));
         RunningFleet traced =
             RunningFleet.start(
-                FLEET.replace("NAME", "traced"),
+                fleet.replace("NAME", "traced"),
                 // every call sampled: the ratio's default is 1
                 Map.of(
                     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -132,10 +168,11 @@ class EdgeCostBenchmarkIT {
       Kind base = kinds.get("plain");
       kinds.forEach((name, kind) ->
           System.out.printf(
-              "edge cost benchmark: %s: CPU per call of this JVM %d us (%.3fx plain; median of"
+              "edge cost benchmark: %s%s: CPU per call of this JVM %d us (%.3fx plain; median of"
                   + " the rounds' ratios %.3fx), of its server threads %d us (%.3fx; %.3fx), p50"
                   + " %.2f ms, p99 %.2f ms (%d calls in %d rounds, the order balanced; token of %d"
                   + " characters)%n",
+              label,
               name,
               kind.cpu / n / 1000,
               (double) kind.cpu / base.cpu,
@@ -150,12 +187,22 @@ class EdgeCostBenchmarkIT {
               token.length()));
       long noop = noopSpansNanos();
       System.out.printf(
-          "edge cost benchmark: tracing not configured: the no-op spans of a call cost %d ns of"
+          "edge cost benchmark: %stracing not configured: the no-op spans of a call cost %d ns of"
               + " CPU (%.4f %% of a plain call's)%n",
-          noop, 100.0 * noop / (base.cpu / n));
+          label, noop, 100.0 * noop / (base.cpu / n));
       kinds.values().forEach(k -> assertThat(k.nanos).hasSize((int) n));
-      // the calls were what they say: the secured fleet refuses a call without its token, and the
-      // traced calls did reach Jaeger
+      // the calls were what they say: the fleets answer as their model does, the secured fleet
+      // refuses a call without its token, and the traced calls did reach Jaeger
+      for (Kind kind : kinds.values()) {
+        assertThat(
+                RawMcp.open(kind.url, kind.bearer)
+                    .callTool("send_message", Map.of("message", "hi"))
+                    .path("content")
+                    .path(0)
+                    .path("text")
+                    .asText())
+            .isEqualTo(answer);
+      }
       assertThat(
               RawMcp.open(kinds.get("JWT validated").url, null)
                   .post(RawMcp.toolCall(7, "send_message", Map.of("message", "hi")))
@@ -282,17 +329,19 @@ class EdgeCostBenchmarkIT {
   }
 
   /**
-   * The CPU time of each of this JVM's threads but the client's ({@code main}, which calls, and the
-   * JDK HTTP client's {@code HttpClient-*}), by id: the server's (the runtime's, Undertow's, the
-   * span exporter's). The JVM's own threads, its garbage collector and JIT compilers, are not Java
-   * threads and are not among them.
+   * The CPU time of each of this JVM's threads but the client's ({@code main}, which calls, and its
+   * JDK HTTP client's, {@link RawMcp#clientThreads}), by id: the server's (the runtime's,
+   * Undertow's, the span exporter's and its HTTP client's, the model's HTTP client's). The JVM's
+   * own threads, its garbage collector and JIT compilers, are not Java threads and are not among
+   * them.
    */
   private static Map<Long, Long> serverThreadsCpu() {
     Map<Long, Long> cpu = new HashMap<>();
+    String client = RawMcp.clientThreads();
     for (ThreadInfo thread : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
       if (thread != null
           && !thread.getThreadName().equals("main")
-          && !thread.getThreadName().startsWith("HttpClient-")) {
+          && !thread.getThreadName().startsWith(client)) {
         long nanos = THREADS.getThreadCpuTime(thread.getThreadId());
         if (nanos >= 0) {
           cpu.put(thread.getThreadId(), nanos);

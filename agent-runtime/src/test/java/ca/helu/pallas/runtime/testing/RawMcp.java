@@ -41,6 +41,18 @@ public final class RawMcp {
     this.headers = Map.copyOf(headers);
   }
 
+  /**
+   * The name prefix of the shared client's threads ({@code HttpClient-<id>-}), for a benchmark to
+   * tell them from a server's own JDK HTTP clients (the JDK's client names its threads by its id,
+   * which its {@code toString()} ends with).
+   */
+  public static String clientThreads() {
+    String client = HTTP.toString();
+    return "HttpClient-"
+        + client.substring(client.lastIndexOf('(') + 1, client.lastIndexOf(')'))
+        + "-";
+  }
+
   /** This session, its requests sent with these headers too. */
   public RawMcp withHeaders(Map<String, String> extra) {
     return new RawMcp(url, bearer, session, extra);
