@@ -6,6 +6,7 @@ import ca.helu.pallas.runtime.http.HttpHost;
 import ca.helu.pallas.runtime.mcp.TurnLimits;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * How {@code serve} runs.
@@ -73,134 +74,38 @@ public record ServeOptions(
   }
 
   public ServeOptions withBindAddress(String address) {
-    return new ServeOptions(
-        address,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.bindAddress = address);
   }
 
   public ServeOptions withCluster(boolean inCluster) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        inCluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.cluster = inCluster);
   }
 
   public ServeOptions withBodyTimeout(Duration timeout) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        timeout,
-        limits,
-        probePort,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.bodyTimeout = timeout);
   }
 
   public ServeOptions withLimits(EdgeLimits edgeLimits) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        edgeLimits,
-        probePort,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.limits = edgeLimits);
   }
 
   public ServeOptions withTurns(TurnLimits turnLimits) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turnLimits,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.turns = turnLimits);
   }
 
   /** Each conversation's history holds at most {@code chars} characters. */
   public ServeOptions withHistoryMaxChars(long chars) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turns,
-        chars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.historyMaxChars = chars);
   }
 
   /** An agent pod with this identity (docs/runtime.md, "Agents calling agents"). */
   public ServeOptions withPodIdentity(PodIdentity identity) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        identity);
+    return with(o -> o.podIdentity = identity);
   }
 
   /** Callers authenticate with these static tokens (spec.auth.staticTokens). */
   public ServeOptions withStaticTokens(StaticTokens tokens) {
-    return new ServeOptions(
-        bindAddress,
-        onlyAgents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turns,
-        historyMaxChars,
-        tokens,
-        podIdentity);
+    return with(o -> o.staticTokens = tokens);
   }
 
   /** Serves {@code agent} alone, as in its pod ({@code serve --agent}). */
@@ -210,19 +115,7 @@ public record ServeOptions(
 
   /** Serves these agents alone, as a pod group's pod ({@code serve --agent a --agent b}). */
   public ServeOptions withOnlyAgents(List<String> agents) {
-    return new ServeOptions(
-        bindAddress,
-        agents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        probePort,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+    return with(o -> o.onlyAgents = agents);
   }
 
   /** Serves {@code agent} alone, its probes also on {@code port}. */
@@ -232,18 +125,59 @@ public record ServeOptions(
 
   /** Serves these agents alone, their probes also on {@code port}. */
   public ServeOptions withProbePort(List<String> agents, int port) {
+    return with(o -> {
+      o.onlyAgents = agents;
+      o.probePort = port;
+    });
+  }
+
+  /** These options with {@code change} made to a copy of their fields. */
+  private ServeOptions with(Consumer<Fields> change) {
+    Fields f = new Fields(this);
+    change.accept(f);
     return new ServeOptions(
-        bindAddress,
-        agents,
-        cluster,
-        drainTimeout,
-        allowedOrigins,
-        bodyTimeout,
-        limits,
-        port,
-        turns,
-        historyMaxChars,
-        staticTokens,
-        podIdentity);
+        f.bindAddress,
+        f.onlyAgents,
+        f.cluster,
+        f.drainTimeout,
+        f.allowedOrigins,
+        f.bodyTimeout,
+        f.limits,
+        f.probePort,
+        f.turns,
+        f.historyMaxChars,
+        f.staticTokens,
+        f.podIdentity);
+  }
+
+  /** The record's fields, to change before making new options of them. */
+  private static final class Fields {
+    String bindAddress;
+    List<String> onlyAgents;
+    boolean cluster;
+    Duration drainTimeout;
+    List<String> allowedOrigins;
+    Duration bodyTimeout;
+    EdgeLimits limits;
+    Integer probePort;
+    TurnLimits turns;
+    long historyMaxChars;
+    StaticTokens staticTokens;
+    PodIdentity podIdentity;
+
+    Fields(ServeOptions o) {
+      bindAddress = o.bindAddress;
+      onlyAgents = o.onlyAgents;
+      cluster = o.cluster;
+      drainTimeout = o.drainTimeout;
+      allowedOrigins = o.allowedOrigins;
+      bodyTimeout = o.bodyTimeout;
+      limits = o.limits;
+      probePort = o.probePort;
+      turns = o.turns;
+      historyMaxChars = o.historyMaxChars;
+      staticTokens = o.staticTokens;
+      podIdentity = o.podIdentity;
+    }
   }
 }
