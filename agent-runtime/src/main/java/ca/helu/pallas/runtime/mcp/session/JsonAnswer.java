@@ -65,13 +65,20 @@ final class JsonAnswer implements McpStreamableServerTransport {
     if (answer == null) {
       return false;
     }
-    byte[] body = json.writeValueAsString(answer).getBytes(StandardCharsets.UTF_8);
+    write(to, json, answer);
+    return true;
+  }
+
+  /** {@code message} as the whole body of a 200 {@code application/json} answer. */
+  static void write(HttpServletResponse to, McpJsonMapper json, McpSchema.JSONRPCMessage message)
+      throws IOException {
+    byte[] body = json.writeValueAsString(message).getBytes(StandardCharsets.UTF_8);
     to.setStatus(200);
     to.setContentType("application/json");
     to.setCharacterEncoding("UTF-8");
     to.setContentLength(body.length);
     to.getOutputStream().write(body);
-    return true;
+    to.getOutputStream().flush();
   }
 
   @Override

@@ -403,16 +403,8 @@ public final class StreamableHttpTransport implements McpStreamableServerTranspo
         Caller.nameOf(request),
         json.writeValueAsString(init),
         result.protocolVersion());
-    byte[] body =
-        json.writeValueAsString(McpSchema.JSONRPCResponse.result(call.id(), result))
-            .getBytes(StandardCharsets.UTF_8);
-    response.setStatus(200);
-    response.setContentType(JSON);
-    response.setCharacterEncoding("UTF-8");
     response.setHeader(HttpHeaders.MCP_SESSION_ID, session.getId());
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
-    response.getOutputStream().flush();
+    JsonAnswer.write(response, json, McpSchema.JSONRPCResponse.result(call.id(), result));
   }
 
   /**
